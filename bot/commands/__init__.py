@@ -1,0 +1,12 @@
+"""CLI commands, one module per area, each registering its commands on the Typer app."""
+
+from __future__ import annotations
+
+import typer
+
+
+def register_all(app: typer.Typer) -> None:
+    """Attach every command module's commands to `app`."""
+    from bot.commands import graph
+
+    graph.register(app)

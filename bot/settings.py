@@ -1,0 +1,111 @@
+"""cypherbot's settings: the one place that reads the environment (and an optional .env)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Literal
+
+from pydantic import Field, SecretStr
+from pydantic_settings import BaseSettings, SettingsConfigDict
+
+
+class Settings(BaseSettings):
+    """Every setting, with its environment variable (upper-case field name) and a safe default."""
+
+    model_config = SettingsConfigDict(env_file=".env", env_file_encoding="utf-8", extra="ignore")
+
+    # --- storage -----------------------------------------------------------------------
+    data_dir: Path = Field(Path("data"), description="Embedded graph data, memory database, logs.")
+
+    # --- graph database ----------------------------------------------------------------
+    graph_url: str = Field(
+        "embedded",
+        description="`embedded` (default), `falkordb://host:port/graph`, or `neo4j://`, "
+        "`neo4j+s://`, `bolt://`, `bolt+s://` URLs.",
+    )
+    graph_name: str = Field("cypherbot", description="FalkorDB graph key (embedded/falkordb).")
+    neo4j_user: str = Field("neo4j", description="Neo4j user (a read-only `reader` is advised).")
+    neo4j_password: SecretStr = Field(SecretStr(""), description="Neo4j password.")
+    neo4j_database: str | None = Field(None, description="Neo4j database; server default if unset.")
+    schema_include: list[str] = Field(default_factory=list, description="Only these labels.")
+    schema_exclude: list[str] = Field(default_factory=list, description="Hide these labels.")
+    schema_sample: int = Field(1000, description="Nodes sampled per label for the schema.")
+    graph_description: str | None = Field(
+        None, description="What the graph holds, for the topic guard; derived from the schema."
+    )
+
+    # --- LLM ---------------------------------------------------------------------------
+    openai_api_key: SecretStr | None = Field(None, description="API key (any value for local).")
+    openai_base_url: str | None = Field(
+        None, description="OpenAI-compatible endpoint, e.g. http://localhost:11434/v1 (Ollama)."
+    )
+    llm_model: str = Field("gpt-4o-mini", description="Model for Cypher generation/correction.")
+    llm_fast_model: str | None = Field(
+        None, description="Model for rewrite/guard/answer; defaults to LLM_MODEL."
+    )
+    llm_timeout_s: float = Field(60.0, description="Per-request LLM timeout in seconds.")
+    llm_max_retries: int = Field(2, description="Retries on 429/5xx.")
+    llm_json_mode: Literal["prompt", "json_object"] = Field(
+        "prompt",
+        description="How structured replies are asked for: `prompt` works everywhere; "
+        "`json_object` adds response_format (OpenAI, llama.cpp, vLLM).",
+    )
+
+    # --- agent -------------------------------------------------------------------------
+    max_attempts: int = Field(3, description="Cypher attempts per question (generate+corrections).")
+    query_timeout_s: float = Field(10.0, description="Engine timeout per query.")
+    question_deadline_s: float = Field(180.0, description="Deadline across all attempts.")
+    rows_to_llm: int = Field(100, description="Rows the answer step sees.")
+    rows_chars_to_llm: int = Field(8000, description="Characters of rows sent to the LLM.")
+    rows_shown: int = Field(15, description="Rows shown in the Slack preview.")
+    few_shot_k: int = Field(3, description="Few-shot examples in the generate prompt.")
+    schema_prune_labels: int = Field(
+        25, description="Prune the schema to the relevant part above this many labels."
+    )
+    history_turns: int = Field(5, description="Previous turns given to the rewrite step.")
+    history_chars: int = Field(4000, description="Characters of history kept for the rewrite.")
+    use_candidates: bool = Field(False, description="Use self-healed candidates as examples.")
+    embeddings_model: str | None = Field(
+        None, description="OpenAI-compatible embeddings model for semantic example retrieval."
+    )
+
+    # --- memory ------------------------------------------------------------------------
+    retention_days: int = Field(90, description="Conversation turns older than this are purged.")
+
+    # --- Slack -------------------------------------------------------------------------
+    slack_bot_token: SecretStr | None = Field(None, description="xoxb-… bot token.")
+    slack_app_token: SecretStr | None = Field(None, description="xapp-… token: Socket Mode.")
+    slack_signing_secret: SecretStr | None = Field(None, description="HTTP mode request signing.")
+    slack_api_url: str | None = Field(None, description="Web API base URL (tests, playground).")
+    host: str = Field("127.0.0.1", description="HTTP mode / playground bind address.")
+    port: int = Field(3000, description="HTTP mode port.")
+    playground_port: int = Field(8765, description="Playground web page port.")
+    workers: int = Field(8, description="Questions answered at once.")
+    teach_reactions: list[str] = Field(
+        default_factory=lambda: ["+1", "thumbsup"], description="Reactions that teach."
+    )
+    negative_reactions: list[str] = Field(
+        default_factory=lambda: ["-1", "thumbsdown"], description="Reactions that count against."
+    )
+    csv_upload: bool = Field(True, description="Upload large results as CSV in the thread.")
+
+    # --- guardrails --------------------------------------------------------------------
+    max_question_chars: int = Field(2000, description="Longer questions are declined kindly.")
+    rate_per_minute: int = Field(6, description="Questions per user per minute.")
+    rate_per_day: int = Field(200, description="Questions per user per day.")
+    daily_token_budget: int = Field(2_000_000, description="LLM tokens per workspace per day.")
+    allowed_channels: list[str] = Field(default_factory=list, description="Answer only here.")
+    denied_channels: list[str] = Field(default_factory=list, description="Never answer here.")
+    allow_dms: bool = Field(True, description="Answer direct messages.")
+    log_user_text: Literal["truncate", "redact", "full"] = Field(
+        "truncate", description="User text in INFO logs."
+    )
+    log_level: str = Field("INFO", description="Logging level.")
+
+    @property
+    def memory_path(self) -> Path:
+        return self.data_dir / "cypherbot.sqlite3"
+
+    @property
+    def llm_configured(self) -> bool:
+        return self.openai_api_key is not None or self.openai_base_url is not None

@@ -1,0 +1,40 @@
+"""The graph layer's exceptions: one root, one subclass per thing a user can fix."""
+
+from __future__ import annotations
+
+
+class GraphError(Exception):
+    """Root of every graph-layer error. The message says what happened and what to do next."""
+
+
+class GraphURLError(GraphError):
+    """GRAPH_URL is malformed or names an unsupported scheme."""
+
+
+class GraphConnectionError(GraphError):
+    """The engine could not be reached (the message names the URL, never the password)."""
+
+
+class GraphAuthError(GraphError):
+    """The engine refused the credentials."""
+
+
+class EmbeddedUnavailableError(GraphError):
+    """The embedded FalkorDB cannot run on this platform or failed to start."""
+
+
+class QueryTimeoutError(GraphError):
+    """The engine stopped a query that ran longer than its timeout."""
+
+
+class CypherSyntaxError(GraphError):
+    """The engine rejected the statement; `engine_message` is its own text."""
+
+    def __init__(self, message: str, *, engine_message: str, position: int | None = None) -> None:
+        super().__init__(message)
+        self.engine_message = engine_message
+        self.position = position
+
+
+class NotReadOnlyError(GraphError):
+    """The statement would write, or the engine could not prove it reads only."""

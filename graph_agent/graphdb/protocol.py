@@ -1,0 +1,134 @@
+"""The protocol every graph adapter implements, and the plain values it returns."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any, Protocol, runtime_checkable
+
+
+@dataclass(frozen=True)
+class PropertyInfo:
+    """One property of a label or relationship type."""
+
+    name: str
+    types: tuple[str, ...]
+    """Value types seen (e.g. ("STRING",), ("INTEGER", "NULL"))."""
+    sample_values: tuple[str, ...] = ()
+    """A few distinct values, for low-cardinality string properties only."""
+
+
+@dataclass(frozen=True)
+class LabelInfo:
+    """A node label with its properties and node count."""
+
+    name: str
+    count: int
+    properties: tuple[PropertyInfo, ...]
+
+
+@dataclass(frozen=True)
+class RelPattern:
+    """One relationship pattern `(:start)-[:type]->(:end)` with its properties."""
+
+    start: str
+    type: str
+    end: str
+    count: int = 0
+    properties: tuple[PropertyInfo, ...] = ()
+
+
+@dataclass(frozen=True)
+class GraphSchema:
+    """What the graph holds, as the LLM and the validators need it."""
+
+    labels: tuple[LabelInfo, ...]
+    relationships: tuple[RelPattern, ...]
+
+    def label(self, name: str) -> LabelInfo | None:
+        return next((label for label in self.labels if label.name == name), None)
+
+
+@dataclass(frozen=True)
+class Validation:
+    """The engine's verdict on a statement, without running it."""
+
+    ok: bool
+    error: str | None = None
+    """The engine's own error text when not ok."""
+    position: int | None = None
+    """0-based character offset of the error, when the engine reports one."""
+    read_only: bool | None = None
+    """True/False where the engine can tell (Neo4j query_type), else None."""
+
+
+@dataclass(frozen=True)
+class QueryResult:
+    """Rows of a read-only run, as plain JSON-able values."""
+
+    columns: list[str]
+    rows: list[list[Any]]
+    truncated: bool = False
+    """True when the query returned more than max_rows rows."""
+    elapsed_ms: float = 0.0
+
+
+@dataclass(frozen=True)
+class ValueMatch:
+    """A stored value that resembles a phrase of the question."""
+
+    label: str
+    property: str
+    value: str
+    score: float = 0.0
+
+
+@runtime_checkable
+class GraphDB(Protocol):
+    """A graph database the agent can read (and the demo loader can write)."""
+
+    url: str
+    """Where the engine lives, safe to show (no password)."""
+    dialect: str
+    """Human name of the Cypher dialect, for prompts (e.g. "Neo4j 5 Cypher")."""
+
+    def schema(
+        self,
+        *,
+        include: Sequence[str] | None = None,
+        exclude: Sequence[str] | None = None,
+        sample: int = 1000,
+    ) -> GraphSchema: ...
+
+    def validate(self, cypher: str) -> Validation: ...
+
+    def run_read(
+        self,
+        cypher: str,
+        params: Mapping[str, Any] | None = None,
+        *,
+        timeout_s: float = 10.0,
+        max_rows: int = 100,
+    ) -> QueryResult: ...
+
+    def run_write(self, cypher: str, params: Mapping[str, Any] | None = None) -> None:
+        """Loaders and tests only; the agent never calls this."""
+        ...
+
+    def write_batches(
+        self, cypher: str, batches: Iterable[list[dict[str, Any]]], *, param: str = "rows"
+    ) -> int:
+        """Run `cypher` once per batch with `$rows`; return the number of rows written."""
+        ...
+
+    def lookup_values(self, text: str, limit: int = 5) -> list[ValueMatch]: ...
+
+    def counts(self) -> tuple[int, int]:
+        """(nodes, relationships) in the graph."""
+        ...
+
+    def ping(self) -> str:
+        """Check the engine answers; return its version string."""
+        ...
+
+    def close(self) -> None: ...

@@ -1,0 +1,67 @@
+"""What one agent run returns, and the progress events it emits on the way."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+from memory.types import Outcome
+
+
+@dataclass(frozen=True)
+class ProgressEvent:
+    """A step the agent is starting, with a short text a person can read."""
+
+    step: str
+    """Node name: contextualize, guard, generate, validate, execute, evaluate, correct."""
+    text: str
+    """E.g. "Writing a query…", "Running it (attempt 2)…"."""
+    attempt: int = 1
+
+
+ProgressCallback = Callable[[ProgressEvent], None]
+
+
+@dataclass(frozen=True)
+class Attempt:
+    """One Cypher statement tried, and what became of it."""
+
+    cypher: str
+    error: str | None = None
+    """Validation/engine error, or the evaluator's feedback, when the attempt failed."""
+    stage: str = ""
+    """Where it ended: policy, validate, schema, execute, evaluate, ok."""
+    rows: int | None = None
+
+
+@dataclass
+class AgentResult:
+    """The outcome of one question."""
+
+    question: str
+    standalone_question: str
+    answer: str
+    outcome: Outcome
+    cypher: str | None = None
+    columns: list[str] = field(default_factory=list)
+    rows: list[list[Any]] = field(default_factory=list)
+    truncated: bool = False
+    attempts: list[Attempt] = field(default_factory=list)
+    llm_calls: int = 0
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+    timings_ms: dict[str, float] = field(default_factory=dict)
+    example_ids: list[int] = field(default_factory=list)
+    """Examples shown to generate, or the reused one."""
+    reused_example_id: int | None = None
+    self_healed: bool = False
+    """Answered only after a correction (handed to the example store as a candidate)."""
+    suggestions: list[str] = field(default_factory=list)
+    """Example questions offered with a refusal or a clarification request."""
+    error_kind: str | None = None
+    """llm_not_configured, llm_error, llm_timeout, graph_down, query_timeout, deadline…"""
+
+    @property
+    def total_ms(self) -> float:
+        return sum(self.timings_ms.values())

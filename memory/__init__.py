@@ -1,0 +1,1 @@
+"""SQLite stores (sqlite-utils): conversation turns, few-shot examples, feedback, processed events."""

@@ -1,0 +1,61 @@
+"""The records memory keeps and the interfaces the agent and the bot use to reach them."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Literal, Protocol
+
+Outcome = Literal["answered", "no_data", "out_of_scope", "needs_clarification", "failed"]
+ExampleSource = Literal["seed", "thumbs_up", "self_healed", "admin"]
+ExampleStatus = Literal["active", "candidate", "retired"]
+
+
+@dataclass(frozen=True)
+class Turn:
+    """One question and its answer in a conversation."""
+
+    question: str
+    standalone_question: str
+    cypher: str | None
+    answer: str
+    outcome: Outcome = "answered"
+    id: int | None = None
+    conversation: str = ""
+    """Conversation key: `team:channel:thread_ts` for Slack, `cli:<name>` for the CLI."""
+    user: str = ""
+    example_ids: tuple[int, ...] = ()
+    """Examples the agent used (shown in the prompt or reused) to answer this turn."""
+
+
+@dataclass(frozen=True)
+class Example:
+    """A verified (question, Cypher) pair used as a few-shot example."""
+
+    id: int
+    question: str
+    cypher: str
+    source: ExampleSource = "seed"
+    status: ExampleStatus = "active"
+    up_votes: int = 0
+    down_votes: int = 0
+    schema_fingerprint: str | None = None
+    taught_by: str | None = None
+    times_used: int = 0
+
+
+class ExampleStore(Protocol):
+    """Few-shot examples, as the agent sees them."""
+
+    def similar(self, question: str, k: int = 3) -> list[Example]:
+        """The k active examples most like `question`, diverse, best first."""
+        ...
+
+    def exact(self, question: str) -> Example | None:
+        """An active, trusted example (>= 2 up-votes or admin/seed) whose normalised question equals this one."""
+        ...
+
+    def add_candidate(self, question: str, cypher: str, schema_fingerprint: str | None) -> int:
+        """Record a self-healed (question, Cypher) pair as a candidate; return its id."""
+        ...
+
+    def mark_used(self, ids: list[int]) -> None: ...

@@ -1,0 +1,33 @@
+"""Settings: environment names, secrets, defaults."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from bot.settings import Settings
+
+
+def test_defaults_use_embedded_graph_and_no_llm(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv("OPENAI_API_KEY", raising=False)
+    monkeypatch.delenv("OPENAI_BASE_URL", raising=False)
+    monkeypatch.delenv("GRAPH_URL", raising=False)
+    settings = Settings(_env_file=None)
+    assert settings.graph_url == "embedded"
+    assert not settings.llm_configured
+    assert settings.memory_path == Path("data") / "cypherbot.sqlite3"
+
+
+def test_secrets_are_hidden_in_repr(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("NEO4J_PASSWORD", "hunter2-secret")
+    monkeypatch.setenv("SLACK_BOT_TOKEN", "xoxb-very-secret")
+    settings = Settings(_env_file=None)
+    assert "hunter2-secret" not in repr(settings)
+    assert "xoxb-very-secret" not in repr(settings)
+    assert settings.neo4j_password.get_secret_value() == "hunter2-secret"
+
+
+def test_list_settings_parse_json_from_environment(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("ALLOWED_CHANNELS", '["C1", "C2"]')
+    assert Settings(_env_file=None).allowed_channels == ["C1", "C2"]
