@@ -1,0 +1,89 @@
+"""A scripted LangChain chat model the tests own: replies from a script, records every prompt."""
+
+from __future__ import annotations
+
+import threading
+import time
+from collections.abc import Callable, Sequence
+from typing import Any
+
+from langchain_core.callbacks import CallbackManagerForLLMRun
+from langchain_core.language_models.chat_models import BaseChatModel
+from langchain_core.messages import AIMessage, BaseMessage
+from langchain_core.outputs import ChatGeneration, ChatResult
+from pydantic import Field, PrivateAttr
+
+Reply = str | Exception | Callable[[list[BaseMessage]], str]
+
+
+class ScriptNotEnoughRepliesError(AssertionError):
+    """The code under test made more LLM calls than the test scripted."""
+
+
+class ScriptedChatModel(BaseChatModel):
+    """Answers each call with the next scripted reply (a string, an exception to raise, or a
+    function of the prompt). With `responder`, every call is answered by that function instead
+    (for concurrent tests where call order is not fixed). `calls` records each prompt."""
+
+    replies: list[Any] = Field(default_factory=list)
+    responder: Callable[[list[BaseMessage]], str] | None = None
+    delay_s: float = 0.0
+    _calls: list[list[BaseMessage]] = PrivateAttr(default_factory=list)
+    _lock: threading.Lock = PrivateAttr(default_factory=threading.Lock)
+
+    @property
+    def _llm_type(self) -> str:
+        return "scripted"
+
+    @property
+    def calls(self) -> list[list[BaseMessage]]:
+        """Every prompt received, in order."""
+        return self._calls
+
+    @property
+    def prompts(self) -> list[str]:
+        """Every prompt as one text (messages joined), in order."""
+        return ["\n".join(str(m.content) for m in call) for call in self._calls]
+
+    def extend(self, replies: Sequence[Reply]) -> None:
+        with self._lock:
+            self.replies.extend(replies)
+
+    def _next(self, messages: list[BaseMessage]) -> str:
+        with self._lock:
+            self._calls.append(list(messages))
+            if self.responder is not None:
+                reply: Reply = self.responder
+            elif self.replies:
+                reply = self.replies.pop(0)
+            else:
+                raise ScriptNotEnoughRepliesError(
+                    f"unscripted LLM call #{len(self._calls)}; prompt ends: "
+                    f"{str(messages[-1].content)[-300:]!r}"
+                )
+        if self.delay_s:
+            time.sleep(self.delay_s)
+        if isinstance(reply, Exception):
+            raise reply
+        if callable(reply):
+            return reply(list(messages))
+        return reply
+
+    def _generate(
+        self,
+        messages: list[BaseMessage],
+        stop: list[str] | None = None,
+        run_manager: CallbackManagerForLLMRun | None = None,
+        **kwargs: Any,
+    ) -> ChatResult:
+        text = self._next(messages)
+        prompt_tokens = sum(len(str(m.content)) for m in messages) // 4
+        message = AIMessage(
+            content=text,
+            usage_metadata={
+                "input_tokens": prompt_tokens,
+                "output_tokens": len(text) // 4,
+                "total_tokens": prompt_tokens + len(text) // 4,
+            },
+        )
+        return ChatResult(generations=[ChatGeneration(message=message)])
