@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
+from datetime import datetime
 from typing import Literal, Protocol
 
 Outcome = Literal["answered", "no_data", "out_of_scope", "needs_clarification", "failed"]
@@ -25,6 +26,16 @@ class Turn:
     user: str = ""
     example_ids: tuple[int, ...] = ()
     """Examples the agent used (shown in the prompt or reused) to answer this turn."""
+    created_at: datetime | None = None
+    """When the turn was recorded (UTC)."""
+    channel: str | None = None
+    """Slack channel of the answer message, once the Slack layer attached it."""
+    ts: str | None = None
+    """Slack ts of the answer message, once the Slack layer attached it."""
+    attempts: int = 0
+    """Cypher attempts the agent made (generate + corrections)."""
+    schema_fingerprint: str | None = None
+    """Fingerprint of the graph schema the turn's Cypher ran on."""
 
 
 @dataclass(frozen=True)
@@ -41,6 +52,14 @@ class Example:
     schema_fingerprint: str | None = None
     taught_by: str | None = None
     times_used: int = 0
+    verified_on_current: bool = True
+    """False when the example was verified on another schema fingerprint (or none is known):
+    the agent must re-validate it before use."""
+    score: float = 0.0
+    """Retrieval score of the last `similar()` call (higher is closer); 0 elsewhere."""
+    created_at: datetime | None = None
+    retired_reason: str | None = None
+    """`admin`, `votes` or `untaught` when retired."""
 
 
 class ExampleStore(Protocol):

@@ -1,0 +1,301 @@
+"""Memory commands: `memory purge|forget`, `examples list|show|add|retire|promote|import|export`, `stats`."""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Annotated, Any
+
+import typer
+from rich.console import Console
+from rich.table import Table
+
+from memory import Example, ExampleSource, ExampleStatus, Memory, open_memory
+
+log = logging.getLogger(__name__)
+
+console = Console()
+memory_app = typer.Typer(help="The bot's memory of conversations: retention and privacy.")
+examples_app = typer.Typer(help="Few-shot examples: list, inspect, add, retire, import, export.")
+
+
+@contextmanager
+def _memory() -> Iterator[Memory]:
+    from bot.cli import settings
+
+    mem = open_memory(settings().memory_path)
+    try:
+        yield mem
+    finally:
+        mem.close()
+
+
+@contextmanager
+def _validator() -> Iterator[Callable[[str], str | None]]:
+    """The current graph engine's validation, as `cypher -> error or None`."""
+    from bot.cli import settings
+    from graph_agent.graphdb import connect  # type: ignore[attr-defined]
+
+    s = settings()
+    db = connect(
+        s.graph_url,
+        data_dir=s.data_dir,
+        graph_name=s.graph_name,
+        user=s.neo4j_user,
+        password=s.neo4j_password.get_secret_value(),
+        database=s.neo4j_database,
+    )
+
+    def validate(cypher: str) -> str | None:
+        verdict = db.validate(cypher)
+        if verdict.ok and verdict.read_only is not False:
+            return None
+        return verdict.error or "not a read-only query"
+
+    try:
+        yield validate
+    finally:
+        db.close()
+
+
+# --- memory --------------------------------------------------------------------------------
+
+
+@memory_app.command("purge")
+def purge(
+    days: Annotated[
+        int | None, typer.Option(help="Delete turns older than this (default: RETENTION_DAYS).")
+    ] = None,
+) -> None:
+    """Delete conversation turns older than the retention period, and expired event claims."""
+    from bot.cli import settings
+
+    keep = days if days is not None else settings().retention_days
+    with _memory() as mem:
+        turns = mem.conversations.purge(keep)
+        events = mem.events.purge_expired()
+    console.print(f"Deleted {turns} turns older than {keep} days and {events} expired events.")
+
+
+@memory_app.command("forget")
+def forget(
+    user: Annotated[str | None, typer.Option(help="Slack user id (U…) to forget.")] = None,
+    thread: Annotated[
+        str | None, typer.Option(help="Conversation key (team:channel:thread_ts) to forget.")
+    ] = None,
+) -> None:
+    """Delete a user's turns and reactions, or one conversation (privacy requests)."""
+    if (user is None) == (thread is None):
+        console.print("[red]Give exactly one of --user or --thread.[/red]")
+        raise typer.Exit(2)
+    with _memory() as mem:
+        count = mem.conversations.forget(user=user, conversation=thread)
+    target = f"user {user}" if user else f"thread {thread}"
+    console.print(f"Forgot {target}: {count} turns deleted.")
+
+
+# --- examples ------------------------------------------------------------------------------
+
+
+def _examples_table(examples: list[Example]) -> Table:
+    table = Table(show_lines=False)
+    for column in ("id", "status", "source", "👍", "👎", "used", "question"):
+        table.add_column(column, overflow="fold")
+    for ex in examples:
+        table.add_row(
+            str(ex.id),
+            ex.status,
+            ex.source,
+            str(ex.up_votes),
+            str(ex.down_votes),
+            str(ex.times_used),
+            ex.question,
+        )
+    return table
+
+
+@examples_app.command("list")
+def list_examples(
+    status: Annotated[
+        str | None, typer.Option(help="active, candidate or retired (default: all).")
+    ] = None,
+    source: Annotated[
+        str | None, typer.Option(help="seed, thumbs_up, self_healed or admin.")
+    ] = None,
+    limit: Annotated[int, typer.Option(help="Newest first, at most this many.")] = 50,
+) -> None:
+    """List examples, newest first."""
+    if status not in (None, "active", "candidate", "retired"):
+        console.print(f"[red]Unknown status {status!r}[/red]: use active, candidate or retired.")
+        raise typer.Exit(2)
+    if source not in (None, "seed", "thumbs_up", "self_healed", "admin"):
+        console.print(f"[red]Unknown source {source!r}[/red].")
+        raise typer.Exit(2)
+    status_filter: ExampleStatus | None = status  # type: ignore[assignment]
+    source_filter: ExampleSource | None = source  # type: ignore[assignment]
+    with _memory() as mem:
+        found = mem.examples.list(status=status_filter, source=source_filter, limit=limit)
+    if not found:
+        console.print("No examples.")
+        return
+    console.print(_examples_table(found))
+
+
+@examples_app.command("show")
+def show(example_id: Annotated[int, typer.Argument(help="Example id.")]) -> None:
+    """Show one example with its Cypher."""
+    with _memory() as mem:
+        ex = mem.examples.get(example_id)
+    if ex is None:
+        console.print(f"[red]No example {example_id}.[/red]")
+        raise typer.Exit(1)
+    table = Table(show_header=False)
+    table.add_column("field", style="bold")
+    table.add_column("value", overflow="fold")
+    fields: dict[str, Any] = {
+        "id": ex.id,
+        "question": ex.question,
+        "status": ex.status + (f" ({ex.retired_reason})" if ex.retired_reason else ""),
+        "source": ex.source,
+        "votes": f"👍 {ex.up_votes}  👎 {ex.down_votes}",
+        "taught by": ex.taught_by or "",
+        "schema fingerprint": ex.schema_fingerprint or "(unknown)",
+        "times used": ex.times_used,
+        "created": ex.created_at.isoformat(timespec="seconds") if ex.created_at else "",
+    }
+    for name, value in fields.items():
+        table.add_row(name, str(value))
+    console.print(table)
+    console.print(ex.cypher, markup=False, highlight=False)
+
+
+@examples_app.command("add")
+def add(
+    question: Annotated[str, typer.Option(help="The (standalone) question.")],
+    cypher: Annotated[str, typer.Option(help="The verified Cypher that answers it.")],
+    skip_validation: Annotated[
+        bool, typer.Option(help="Store without validating on the graph engine.")
+    ] = False,
+) -> None:
+    """Add an admin example, validated on the current graph engine."""
+    if not skip_validation:
+        with _validator() as validate:
+            error = validate(cypher)
+        if error is not None:
+            console.print(f"[red]Not added[/red]: the engine refused the query: {error}")
+            raise typer.Exit(1)
+    with _memory() as mem:
+        example_id = mem.examples.add(question, cypher, source="admin")
+    console.print(f"Example {example_id} is active.")
+
+
+@examples_app.command("retire")
+def retire(example_id: Annotated[int, typer.Argument(help="Example id.")]) -> None:
+    """Take an example out of use."""
+    with _memory() as mem:
+        changed = mem.examples.retire(example_id)
+    if not changed:
+        console.print(f"[red]No example {example_id}.[/red]")
+        raise typer.Exit(1)
+    console.print(f"Example {example_id} retired.")
+
+
+@examples_app.command("promote")
+def promote(example_id: Annotated[int, typer.Argument(help="Example id.")]) -> None:
+    """Make a candidate (or retired) example active."""
+    with _memory() as mem:
+        changed = mem.examples.promote(example_id)
+    if not changed:
+        console.print(f"[red]No example {example_id}.[/red]")
+        raise typer.Exit(1)
+    console.print(f"Example {example_id} is active.")
+
+
+@examples_app.command("import")
+def import_examples(
+    file: Annotated[Path, typer.Argument(help="YAML or JSONL of {question, cypher}.", exists=True)],
+) -> None:
+    """Import seed examples, each validated on the current graph engine first."""
+    with _validator() as validate, _memory() as mem:
+        report = mem.examples.import_file(file, validate)
+    console.print(
+        f"Imported {len(report.imported)}, already present {len(report.already_present)}, "
+        f"invalid {len(report.invalid)}."
+    )
+    if report.invalid:
+        table = Table(title="Not imported")
+        table.add_column("#")
+        table.add_column("question", overflow="fold")
+        table.add_column("engine error", overflow="fold")
+        for bad in report.invalid:
+            table.add_row(str(bad.index), bad.question, bad.error)
+        console.print(table)
+        raise typer.Exit(1)
+
+
+@examples_app.command("export")
+def export(
+    file: Annotated[
+        Path, typer.Argument(help="Output .yaml/.yml (YAML) or anything else (JSONL).")
+    ],
+) -> None:
+    """Export the active examples."""
+    with _memory() as mem:
+        count = mem.examples.export(file)
+    console.print(f"Exported {count} examples to {file}.")
+
+
+# --- stats ---------------------------------------------------------------------------------
+
+
+def stats(
+    days: Annotated[int, typer.Option(help="Period, in days.")] = 30,
+) -> None:
+    """Questions per day, outcomes, attempts, LLM usage, reactions, examples, failing questions."""
+    with _memory() as mem:
+        s = mem.feedback.stats(days)
+    per_day = Table(title=f"Questions per day (last {days} days)")
+    per_day.add_column("day")
+    per_day.add_column("questions", justify="right")
+    for day, count in s.questions_per_day:
+        per_day.add_row(day, str(count))
+    console.print(per_day)
+
+    summary = Table(title="Outcomes and usage", show_header=False)
+    summary.add_column("what", style="bold")
+    summary.add_column("value", justify="right")
+    for outcome, count in s.outcomes.items():
+        summary.add_row(f"outcome: {outcome}", str(count))
+    for attempts, count in s.attempts.items():
+        summary.add_row(f"turns with {attempts} attempt(s)", str(count))
+    summary.add_row("LLM calls", str(s.llm_calls))
+    summary.add_row("prompt tokens", str(s.prompt_tokens))
+    summary.add_row("completion tokens", str(s.completion_tokens))
+    summary.add_row("👍 reactions", str(s.reactions.get("up", 0)))
+    summary.add_row("👎 reactions", str(s.reactions.get("down", 0)))
+    console.print(summary)
+
+    examples = Table(title="Examples")
+    examples.add_column("source")
+    examples.add_column("status")
+    examples.add_column("count", justify="right")
+    for (source, status), count in sorted(s.examples.items()):
+        examples.add_row(source, status, str(count))
+    console.print(examples)
+
+    if s.top_failing:
+        failing = Table(title="Top failing questions")
+        failing.add_column("failures", justify="right")
+        failing.add_column("question", overflow="fold")
+        for item in s.top_failing:
+            failing.add_row(str(item.failures), item.question)
+        console.print(failing)
+
+
+def register(app: typer.Typer) -> None:
+    """Attach the memory, examples and stats commands to `app`."""
+    app.add_typer(memory_app, name="memory")
+    app.add_typer(examples_app, name="examples")
+    app.command("stats")(stats)

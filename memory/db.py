@@ -1,0 +1,165 @@
+"""Connections to the memory database: one per thread, WAL, and retried writes under contention."""
+
+from __future__ import annotations
+
+import contextlib
+import logging
+import random
+import sqlite3
+import threading
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any, TypeVar
+
+from sqlite_utils import Database
+
+from memory.errors import MemoryStoreError
+from memory.migrations import KNOWN_MIGRATIONS, MIGRATION_SET, migrations
+
+log = logging.getLogger(__name__)
+
+T = TypeVar("T")
+
+BUSY_TIMEOUT_MS = 10_000
+# SQLite's busy handler already waits BUSY_TIMEOUT_MS; this outer retry covers the cases it
+# cannot (a WAL snapshot that went stale, a checkpoint in progress) with jittered backoff.
+RETRY_DEADLINE_S = 60.0
+
+
+def _is_busy(exc: sqlite3.OperationalError) -> bool:
+    text = str(exc).lower()
+    return "locked" in text or "busy" in text
+
+
+class Connections:
+    """The database file, reached through one sqlite-utils `Database` per thread."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        self._local = threading.local()
+        self._lock = threading.Lock()
+        self._all: list[Database] = []
+        self._closed = False
+
+    def db(self) -> Database:
+        """This thread's connection, opened on first use."""
+        db: Database | None = getattr(self._local, "db", None)
+        if db is None:
+            if self._closed:
+                raise MemoryStoreError(f"The memory database {self.path} is closed.")
+            db = self._connect()
+            self._local.db = db
+            with self._lock:
+                self._all.append(db)
+        return db
+
+    def _connect(self) -> Database:
+        conn = sqlite3.connect(str(self.path), timeout=BUSY_TIMEOUT_MS / 1000)
+        db = Database(conn, execute_plugins=False)
+        db.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}")
+        db.execute("PRAGMA foreign_keys = ON")
+        # NORMAL is durable in WAL mode except for the last transactions on power loss.
+        db.execute("PRAGMA synchronous = NORMAL")
+        return db
+
+    def write(self, fn: Callable[[Database], T]) -> T:
+        """Run `fn` in one IMMEDIATE transaction, retried as a whole while the file is busy."""
+        db = self.db()
+        delay = 0.005
+        deadline = time.monotonic() + RETRY_DEADLINE_S
+        while True:
+            try:
+                db.execute("BEGIN IMMEDIATE")
+                try:
+                    result = fn(db)
+                    db.execute("COMMIT")
+                except BaseException:
+                    db.rollback()
+                    raise
+                return result
+            except sqlite3.OperationalError as exc:
+                if not _is_busy(exc) or time.monotonic() > deadline:
+                    raise
+                log.debug("memory database busy, retrying in %.3fs", delay)
+                time.sleep(delay * (0.5 + random.random()))
+                delay = min(delay * 2, 0.5)
+
+    def read(self, fn: Callable[[Database], T]) -> T:
+        """Run `fn` for reading, retried while the file is busy (rare in WAL mode)."""
+        db = self.db()
+        delay = 0.005
+        deadline = time.monotonic() + RETRY_DEADLINE_S
+        while True:
+            try:
+                return fn(db)
+            except sqlite3.OperationalError as exc:
+                if not _is_busy(exc) or time.monotonic() > deadline:
+                    raise
+                time.sleep(delay * (0.5 + random.random()))
+                delay = min(delay * 2, 0.5)
+
+    def close(self) -> None:
+        """Close every thread's connection."""
+        with self._lock:
+            self._closed = True
+            for db in self._all:
+                # Already closed, or owned by a thread sqlite3 will not let us touch: the OS
+                # releases it at exit either way.
+                with contextlib.suppress(sqlite3.Error):
+                    db.close()
+            self._all.clear()
+
+
+def rows(db: Database, sql: str, params: Any = ()) -> list[dict[str, Any]]:
+    """All rows of a SELECT as dicts."""
+    cursor = db.execute(sql, params)
+    keys = [d[0] for d in cursor.description]
+    return [dict(zip(keys, row, strict=True)) for row in cursor.fetchall()]
+
+
+def prepare(conns: Connections) -> None:
+    """Check the file is ours and readable, switch to WAL, and apply pending migrations."""
+    path = conns.path
+    try:
+        db = conns.db()
+        db.execute("PRAGMA journal_mode = WAL")
+        names = {r["name"] for r in rows(db, "SELECT name FROM sqlite_master WHERE type='table'")}
+        applied: list[str] = []
+        if "_sqlite_migrations" in names:
+            applied = [
+                r["name"]
+                for r in rows(
+                    db,
+                    "SELECT name FROM _sqlite_migrations WHERE migration_set = ? ORDER BY rowid",
+                    [MIGRATION_SET],
+                )
+            ]
+    except sqlite3.DatabaseError as exc:
+        if isinstance(exc, sqlite3.OperationalError) and "unable to open" in str(exc):
+            raise MemoryStoreError(
+                f"Cannot open the memory database {path} ({exc}). Check that the data "
+                "directory exists and that this user may read and write it (DATA_DIR)."
+            ) from exc
+        raise MemoryStoreError(
+            f"The memory database {path} is not readable ({exc}). It may be corrupt or not "
+            "a SQLite file. cypherbot will not overwrite it: restore it from a backup, or move "
+            "it aside (e.g. rename it to .broken) and a new, empty one will be created."
+        ) from exc
+    unknown = [name for name in applied if name not in KNOWN_MIGRATIONS]
+    if unknown:
+        raise MemoryStoreError(
+            f"The memory database {path} was written by a newer cypherbot (schema steps "
+            f"{', '.join(unknown)} are unknown to this version). Upgrade cypherbot, or point "
+            "DATA_DIR at another directory; this version will not modify that file."
+        )
+    ours = {"turns", "examples", "_sqlite_migrations"}
+    if not applied and names - ours - {"sqlite_sequence"}:
+        raise MemoryStoreError(
+            f"{path} is a SQLite database, but not a cypherbot memory database (it has tables "
+            f"{', '.join(sorted(names)[:5])}). Point DATA_DIR elsewhere or move the file aside."
+        )
+    if len(applied) < len(KNOWN_MIGRATIONS):
+        # Under the write lock, so two processes opening a new file do not both migrate it.
+        conns.write(lambda d: migrations.apply(d))
+        log.info("memory database %s migrated to %s", path, KNOWN_MIGRATIONS[-1])

@@ -1,0 +1,67 @@
+"""Processed Slack deliveries: claim a key once, so retries never produce a second answer."""
+
+from __future__ import annotations
+
+import logging
+import time
+
+from sqlite_utils import Database
+
+from memory.db import Connections, rows
+
+log = logging.getLogger(__name__)
+
+
+class EventStore:
+    """Claims on keys such as `event:<event_id>` and `msg:<channel>:<ts>`, with lease and TTL."""
+
+    def __init__(self, conns: Connections) -> None:
+        self._conns = conns
+
+    def claim(self, key: str, *, lease_s: float = 120, ttl_s: float = 3600) -> bool:
+        """True when this process should handle `key` now.
+
+        That is when the key is new (or its TTL passed), or when an earlier claim was never
+        marked done and its lease expired: the attempt that claimed it died.
+        """
+
+        def take(db: Database) -> bool:
+            now = time.time()
+            found = rows(
+                db, "SELECT state, lease_until, expires_at FROM events WHERE key = ?", [key]
+            )
+            if found:
+                row = found[0]
+                live = row["expires_at"] > now
+                if live and row["state"] == "done":
+                    return False
+                if live and row["lease_until"] > now:
+                    return False
+            db.execute(
+                "INSERT OR REPLACE INTO events (key, state, lease_until, expires_at) "
+                "VALUES (?, 'claimed', ?, ?)",
+                [key, now + lease_s, now + max(ttl_s, lease_s)],
+            )
+            return True
+
+        return self._conns.write(take)
+
+    def done(self, key: str) -> None:
+        """Mark `key` handled: later claims are refused until its TTL passes."""
+        self._conns.write(
+            lambda db: db.execute("UPDATE events SET state = 'done' WHERE key = ?", [key])
+        )
+
+    def release(self, key: str) -> None:
+        """Give a claim back (the handler failed in a way worth retrying at once)."""
+        self._conns.write(
+            lambda db: db.execute("DELETE FROM events WHERE key = ? AND state = 'claimed'", [key])
+        )
+
+    def purge_expired(self) -> int:
+        """Delete keys whose TTL passed; return how many."""
+        now = time.time()
+        count = self._conns.write(
+            lambda db: db.execute("DELETE FROM events WHERE expires_at <= ?", [now]).rowcount
+        )
+        return int(count)
