@@ -1,0 +1,565 @@
+"""The read-only Cypher policy: a token-level check that refuses writes, admin commands and more.
+
+How it reads a statement (and why):
+
+* Tokens, not substrings: keywords inside strings, comments, `backticks` and `$parameters`
+  never count, so `MATCH (n {name: 'Create Corp'})` and ``MATCH (n:`Delete`)`` pass.
+* A bare word that spells a write keyword (CREATE, MERGE, DELETE, DETACH, SET, REMOVE, DROP,
+  FOREACH, INSERT, LOAD) is refused wherever it is not unmistakably a name: after `.` or
+  `:` (property, label, type), after AS, before `.` (a variable's property), as a map key or
+  a lone pattern variable `(set)`. No write keyword has a read-only use in Cypher, so a
+  variable literally named `set` used bare elsewhere is refused too; the model can rename it.
+* Unicode: each word is folded before comparing (NFKC, then Cyrillic/Greek/small-capital
+  look-alikes mapped to Latin, invisible characters dropped), so "СREATE" with a Cyrillic
+  С, fullwidth "ＣＲＥＡＴＥ" and "CRE\u200bATE" are all read as CREATE.
+* Comments: the engine treats `CRE/**/ATE` as two words (a syntax error, never a write),
+  but the statement is also checked with its comments removed and the pieces glued, and
+  refused if that spells a write. Being wrong in the conservative direction costs nothing:
+  no honest query splits a word with a comment.
+* Statements must start with a reading clause (MATCH, OPTIONAL MATCH, WITH, UNWIND, RETURN,
+  CALL), after optional EXPLAIN / PROFILE / CYPHER options. Admin commands (ALTER, GRANT,
+  DENY, REVOKE, START, STOP, RENAME, TERMINATE, …) and SHOW (unless `allow_show`) are refused.
+  USE is refused: switching databases would sidestep the configured database and channel
+  restrictions.
+* Procedures: CALL of anything not on the allow-list is refused, and a never-list
+  (dbms.*, apoc writes/periodic/load/cypher.run*, gds.*.write, db.create.*, …) wins even
+  over a widened allow-list; namespaced functions on the never-list are refused too.
+* Unterminated strings/comments/backticks are refused (category "syntax"): the engine would
+  reject them, and a checker that has lost track of quoting should not guess.
+
+The engine's read-only transaction and a read-only database user are the other two layers.
+"""
+
+from __future__ import annotations
+
+import logging
+import unicodedata
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from fnmatch import fnmatchcase
+
+from guardrails.cypher_tokens import Token, referenced_names, tokenize
+
+logger = logging.getLogger(__name__)
+
+DEFAULT_ALLOWED_PROCEDURES: frozenset[str] = frozenset(
+    {
+        "db.labels",
+        "db.relationshipTypes",
+        "db.propertyKeys",
+        "db.schema.*",
+        "db.indexes",
+        "db.constraints",
+        "db.index.fulltext.queryNodes",
+        "db.index.fulltext.queryRelationships",
+        "db.idx.fulltext.queryNodes",
+        "db.idx.fulltext.queryRelationships",
+        "db.meta.stats",
+    }
+)
+"""Read-only schema and full-text query procedures (Neo4j and FalkorDB). `*` is a wildcard."""
+
+NEVER_PROCEDURES: tuple[str, ...] = (
+    "dbms.*",
+    "db.create.*",
+    "db.index.fulltext.create*",
+    "db.index.fulltext.drop*",
+    "db.index.vector.create*",
+    "db.idx.fulltext.create*",
+    "db.idx.fulltext.drop*",
+    "db.clearquerycaches",
+    "apoc.create.*",
+    "apoc.merge.*",
+    "apoc.refactor.*",
+    "apoc.periodic.*",
+    "apoc.load.*",
+    "apoc.import.*",
+    "apoc.export.*",
+    "apoc.cypher.*",
+    "apoc.do.*",
+    "apoc.trigger.*",
+    "apoc.schema.assert",
+    "apoc.nodes.delete",
+    "apoc.atomic.*",
+    "apoc.lock.*",
+    "apoc.systemdb.*",
+    "apoc.custom.*",
+    "apoc.uuid.*",
+    "apoc.ttl.*",
+    "apoc.util.sleep",
+    "apoc.graph.fromcypher",
+    "gds.*.write*",
+    "gds.*.mutate*",
+    "gds.graph.drop*",
+    "gds.graph.project*",
+)
+"""Refused even when an allow-list pattern matches (compared case-insensitively)."""
+
+# Introspection that would reveal hidden labels/properties of a restricted channel.
+_SCHEMA_PROCEDURES = (
+    "db.labels",
+    "db.relationshiptypes",
+    "db.propertykeys",
+    "db.schema.*",
+    "db.indexes",
+    "db.constraints",
+    "db.meta.stats",
+)
+
+_WRITE_WORDS = frozenset(
+    {"CREATE", "MERGE", "DELETE", "DETACH", "SET", "REMOVE", "DROP", "FOREACH", "INSERT", "LOAD"}
+)
+# Admin commands that only make sense at the start of a statement (START/STOP are also
+# common variable names in path queries, so they are only refused there).
+_ADMIN_START_WORDS = frozenset(
+    {
+        "ALTER",
+        "GRANT",
+        "DENY",
+        "REVOKE",
+        "START",
+        "STOP",
+        "RENAME",
+        "TERMINATE",
+        "ENABLE",
+        "DEALLOCATE",
+        "REALLOCATE",
+        "DRYRUN",
+        "COPY",
+    }
+)
+# Admin words refused wherever they stand as a clause (SHOW … TERMINATE TRANSACTIONS).
+_ADMIN_ANYWHERE_WORDS = frozenset(
+    {"ALTER", "GRANT", "DENY", "REVOKE", "RENAME", "TERMINATE", "DEALLOCATE", "REALLOCATE"}
+)
+_SCHEMA_OBJECT_WORDS = frozenset(
+    {
+        "INDEX",
+        "CONSTRAINT",
+        "DATABASE",
+        "COMPOSITE",
+        "ALIAS",
+        "USER",
+        "ROLE",
+        "SERVER",
+        "RANGE",
+        "TEXT",
+        "POINT",
+        "LOOKUP",
+        "FULLTEXT",
+        "VECTOR",
+        "BTREE",
+        "OR",
+    }
+)
+_READ_START_WORDS = frozenset({"MATCH", "OPTIONAL", "WITH", "UNWIND", "RETURN", "CALL"})
+_PREFIX_WORDS = frozenset({"EXPLAIN", "PROFILE"})
+_CLAUSE_WORDS = (
+    _READ_START_WORDS
+    | _WRITE_WORDS
+    | _ADMIN_START_WORDS
+    | {"SHOW", "USE", "USING", "EXPLAIN", "PROFILE"}
+)
+_LABEL_EXPR_PUNCT = ("|", "&", "!", "%")
+
+# Look-alikes NFKC leaves alone: Cyrillic, Greek and small capitals that read as Latin.
+_CONFUSABLES = str.maketrans(
+    {
+        **dict(zip("АВСЕНІЈКМОРЅТХУ", "ABCEHIJKMOPSTXY", strict=True)),
+        **dict(zip("аеіјорѕсхуԁһԛԝ", "aeijopscxydhqw", strict=True)),
+        **dict(zip("ΑΒΕΖΗΙΚΜΝΟΡΤΥΧ", "ABEZHIKMNOPTYX", strict=True)),
+        **dict(zip("οιν", "oiv", strict=True)),
+        **dict(zip("ᴀʙᴄᴅᴇꜰɢʜɪᴊᴋʟᴍɴᴏᴘʀꜱᴛᴜᴠᴡʏᴢ", "ABCDEFGHIJKLMNOPRSTUVWYZ", strict=True)),
+        "ı": "i",
+        "ȷ": "j",
+        "Ɩ": "l",
+    }
+)
+# Characters that render as nothing but are letters or symbols, not format characters.
+_INVISIBLE = frozenset("\u115f\u1160\u3164\uffa0\u2800\u034f")
+
+
+def fold_word(word: str) -> str:
+    """How a word reads to a person: NFKC, look-alikes to Latin, invisibles dropped, upper-case."""
+    text = unicodedata.normalize("NFKC", word).translate(_CONFUSABLES)
+    text = "".join(ch for ch in text if unicodedata.category(ch) != "Cf" and ch not in _INVISIBLE)
+    return text.upper()
+
+
+@dataclass(frozen=True)
+class CypherPolicy:
+    """What a statement may do; the defaults are the strict read-only policy."""
+
+    allowed_procedures: frozenset[str] = DEFAULT_ALLOWED_PROCEDURES
+    """Procedure names (fnmatch `*` wildcards) CALL may use; the never-list still wins."""
+    allow_show: bool = False
+    """Allow SHOW … commands (they reveal users, transactions and settings: off by default)."""
+    hidden_labels: frozenset[str] = frozenset()
+    """Labels a channel may not see; any reference is refused."""
+    hidden_rel_types: frozenset[str] = frozenset()
+    """Relationship types a channel may not see."""
+    hidden_properties: frozenset[str] = frozenset()
+    """Property keys a channel may not see, as `key` or `Label.key` (refused on any label)."""
+
+    def __post_init__(self) -> None:
+        # Callers often pass lists from settings; keep the dataclass hashable and immutable.
+        for name in (
+            "allowed_procedures",
+            "hidden_labels",
+            "hidden_rel_types",
+            "hidden_properties",
+        ):
+            value: Iterable[str] = getattr(self, name)
+            if not isinstance(value, frozenset):
+                object.__setattr__(self, name, frozenset(value))
+
+    @property
+    def has_hidden_names(self) -> bool:
+        """True when the channel has restrictions."""
+        return bool(self.hidden_labels or self.hidden_rel_types or self.hidden_properties)
+
+
+DEFAULT_POLICY = CypherPolicy()
+
+
+@dataclass(frozen=True)
+class PolicyResult:
+    """The verdict on one statement: allowed, or refused with a specific reason and category."""
+
+    allowed: bool
+    reason: str | None = None
+    """For a refusal, a sentence the correction prompt and the user can read."""
+    category: str | None = None
+    """empty, syntax, multi_statement, write_clause, admin, database_switch, unknown_clause,
+    procedure, load_csv, periodic, hidden_label."""
+    details: dict[str, str] = field(default_factory=dict)
+    """Extra facts for logs and tests, e.g. {"keyword": "MERGE"} or {"procedure": "apoc…"}."""
+
+
+_ALLOWED = PolicyResult(allowed=True)
+
+
+class _Refusal(Exception):
+    """Internal: carries a refusal out of the nested checks."""
+
+    def __init__(self, category: str, reason: str, **details: str) -> None:
+        super().__init__(reason)
+        self.result = PolicyResult(False, reason, category, dict(details))
+
+
+def _is_name_position(tokens: list[Token], i: int) -> bool:
+    """True when the bare word at i can only be a name (label, property, variable, map key)."""
+    prev = tokens[i - 1] if i > 0 else None
+    nxt = tokens[i + 1] if i + 1 < len(tokens) else None
+    after = tokens[i + 2] if i + 2 < len(tokens) else None
+    if prev is not None:
+        if prev.is_punct(".", ":", "::") or prev.is_keyword("AS"):
+            return True
+        if prev.is_punct(*_LABEL_EXPR_PUNCT) and _in_label_expression(tokens, i - 1):
+            return True
+    if nxt is not None and nxt.is_punct(".") and after is not None and after.is_name:
+        return True
+    if prev is not None and prev.is_punct("(", "[", "{", ",") and nxt is not None:
+        if nxt.is_punct(":"):
+            return True
+        if prev.is_punct("(", "[") and nxt.is_punct(")", "]", "{", ","):
+            return True
+    return False
+
+
+def _in_label_expression(tokens: list[Token], j: int) -> bool:
+    """Walk back from the label-expression operator at j to the ":" that opened it."""
+    last_was_name = False
+    while j >= 0:
+        tok = tokens[j]
+        if tok.is_punct(":"):
+            return True
+        if tok.is_punct(*_LABEL_EXPR_PUNCT, "(", ")"):
+            last_was_name = False
+        elif tok.is_name and not last_was_name:
+            last_was_name = True
+        else:
+            return False
+        j -= 1
+    return False
+
+
+def _procedure_name(tokens: list[Token], start: int) -> tuple[str, int]:
+    """The dotted name starting at start (db.schema.visualization): (name, index after it)."""
+    parts = [tokens[start].name]
+    j = start + 1
+    while j + 1 < len(tokens) and tokens[j].is_punct(".") and tokens[j + 1].is_name:
+        parts.append(tokens[j + 1].name)
+        j += 2
+    return ".".join(parts), j
+
+
+def _matches(name: str, patterns: Iterable[str]) -> bool:
+    folded = name.lower()
+    return any(fnmatchcase(folded, pattern.lower()) for pattern in patterns)
+
+
+def _split_statements(tokens: list[Token]) -> list[list[Token]]:
+    statements: list[list[Token]] = [[]]
+    for tok in tokens:
+        if tok.is_punct(";"):
+            statements.append([])
+        else:
+            statements[-1].append(tok)
+    return [s for s in statements if s]
+
+
+def _first_clause_index(tokens: list[Token]) -> int:
+    """Skip EXPLAIN / PROFILE / CYPHER [version] [option=value …] prefixes."""
+    i = 0
+    while i < len(tokens):
+        tok = tokens[i]
+        word = fold_word(tok.text) if tok.is_word else ""
+        if word in _PREFIX_WORDS:
+            i += 1
+        elif word == "CYPHER":
+            # Options (runtime=slotted, FalkorDB's name=value parameters) run until a clause.
+            i += 1
+            while i < len(tokens):
+                t = tokens[i]
+                if t.is_word and fold_word(t.text) in _CLAUSE_WORDS and not _is_option(tokens, i):
+                    break
+                i += 1
+        else:
+            break
+    return i
+
+
+def _is_option(tokens: list[Token], i: int) -> bool:
+    prev = tokens[i - 1] if i > 0 else None
+    nxt = tokens[i + 1] if i + 1 < len(tokens) else None
+    return bool(
+        (nxt is not None and nxt.is_punct("=")) or (prev is not None and prev.is_punct("="))
+    )
+
+
+def _check_start(tokens: list[Token], policy: CypherPolicy) -> None:
+    i = _first_clause_index(tokens)
+    if i >= len(tokens):
+        raise _Refusal("empty", "the statement has no clause after its prefix")
+    tok = tokens[i]
+    word = fold_word(tok.text) if tok.is_word else ""
+    nxt = tokens[i + 1] if i + 1 < len(tokens) else None
+    next_word = fold_word(nxt.text) if nxt is not None and nxt.is_word else ""
+    if word in ("CREATE", "DROP") and next_word in _SCHEMA_OBJECT_WORDS:
+        raise _Refusal(
+            "admin",
+            f"the statement is {word} {next_word}, a schema/admin command that changes the database",
+            keyword=f"{word} {next_word}",
+        )
+    if word in _ADMIN_START_WORDS:
+        raise _Refusal("admin", f"the statement starts with {word}, an admin command", keyword=word)
+    if word == "SHOW" and not policy.allow_show:
+        raise _Refusal(
+            "admin", "the statement is a SHOW command, which is not allowed here", keyword=word
+        )
+    if word == "USING" and next_word == "PERIODIC":
+        raise _Refusal("periodic", "the statement uses PERIODIC COMMIT, which runs batched writes")
+    if word == "SHOW" or word in _WRITE_WORDS or word == "USE":
+        return  # SHOW allowed; writes and USE get their specific reason from the scan
+    if word not in _READ_START_WORDS:
+        shown = tok.text if len(tok.text) <= 30 else tok.text[:30] + "…"
+        raise _Refusal(
+            "unknown_clause",
+            f"the statement starts with {shown!r}, not a reading clause (MATCH, WITH, UNWIND, "
+            "RETURN, CALL)",
+            keyword=shown,
+        )
+
+
+def _check_words(tokens: list[Token], policy: CypherPolicy) -> None:
+    for i, tok in enumerate(tokens):
+        if tok.is_word:
+            _check_word(tokens, i, fold_word(tok.text))
+        if tok.is_keyword("CALL") or (tok.is_word and fold_word(tok.text) == "CALL"):
+            _check_call(tokens, i, policy)
+        elif tok.is_name and i + 1 < len(tokens) and tokens[i + 1].is_punct("."):
+            prev = tokens[i - 1] if i else None
+            if prev is None or not (prev.is_punct(".") or prev.is_keyword("CALL")):
+                name, after = _procedure_name(tokens, i)
+                is_call = after < len(tokens) and tokens[after].is_punct("(")
+                if is_call and "." in name and _matches(name, NEVER_PROCEDURES):
+                    raise _Refusal(
+                        "procedure",
+                        f"the statement calls the function {name}, which is not allowed",
+                        procedure=name,
+                    )
+
+
+def _check_word(tokens: list[Token], i: int, word: str) -> None:
+    if (
+        word not in _WRITE_WORDS
+        and word not in _ADMIN_ANYWHERE_WORDS
+        and word
+        not in (
+            "TRANSACTIONS",
+            "PERIODIC",
+            "USE",
+        )
+    ):
+        return
+    if _is_name_position(tokens, i):
+        return
+    prev_word = fold_word(tokens[i - 1].text) if i and tokens[i - 1].is_word else ""
+    if word == "LOAD":
+        raise _Refusal("load_csv", "the statement contains LOAD CSV, which reads files or URLs")
+    if word == "PERIODIC":
+        raise _Refusal("periodic", "the statement uses PERIODIC COMMIT, which runs batched writes")
+    if word == "TRANSACTIONS":
+        if prev_word in ("IN", "CONCURRENT"):
+            raise _Refusal(
+                "periodic",
+                "the statement uses CALL { … } IN TRANSACTIONS, which runs batched writes",
+            )
+        return
+    if word == "USE":
+        raise _Refusal(
+            "database_switch", "the statement contains USE, which switches to another database"
+        )
+    if word in _ADMIN_ANYWHERE_WORDS:
+        raise _Refusal("admin", f"the statement contains {word}, an admin command", keyword=word)
+    if word == "DELETE" and prev_word == "DETACH":
+        return  # already reported as DETACH DELETE
+    shown = "DETACH DELETE" if word == "DETACH" else word
+    raise _Refusal(
+        "write_clause",
+        f"the statement contains {shown}, which writes to the graph",
+        keyword=shown,
+    )
+
+
+def _check_call(tokens: list[Token], i: int, policy: CypherPolicy) -> None:
+    nxt = tokens[i + 1] if i + 1 < len(tokens) else None
+    if nxt is None or not nxt.is_name or _is_name_position(tokens, i):
+        return  # CALL { … } / CALL (x) { … } subqueries are checked token by token
+    name, _ = _procedure_name(tokens, i + 1)
+    if _matches(name, NEVER_PROCEDURES) or not _matches(name, policy.allowed_procedures):
+        raise _Refusal(
+            "procedure",
+            f"the statement calls the procedure {name}, which is not on the allow-list",
+            procedure=name,
+        )
+    if policy.has_hidden_names and _matches(name, _SCHEMA_PROCEDURES):
+        raise _Refusal(
+            "hidden_label",
+            f"the procedure {name} would show schema this channel may not see",
+            procedure=name,
+        )
+
+
+def _check_hidden(cypher: str, tokens: list[Token], policy: CypherPolicy) -> None:
+    if not policy.has_hidden_names:
+        return
+    hidden_labels = {n.casefold() for n in policy.hidden_labels}
+    hidden_types = {n.casefold() for n in policy.hidden_rel_types}
+    hidden_props = {n.rsplit(".", 1)[-1].casefold() for n in policy.hidden_properties}
+    names = referenced_names(cypher)
+    for label in sorted(names.labels):
+        if label.casefold() in hidden_labels or label.casefold() in hidden_types:
+            raise _Refusal("hidden_label", f"the label {label} is not available in this channel")
+    for rel_type in sorted(names.rel_types):
+        if rel_type.casefold() in hidden_types or rel_type.casefold() in hidden_labels:
+            raise _Refusal(
+                "hidden_label", f"the relationship type {rel_type} is not available in this channel"
+            )
+    for prop in sorted(names.properties):
+        if prop.casefold() in hidden_props:
+            raise _Refusal("hidden_label", f"the property {prop} is not available in this channel")
+    every_hidden = hidden_labels | hidden_types | hidden_props
+    # Names can also hide in the places above doesn't read: n['salary'], 'Salary' IN labels(n),
+    # whole-property functions, `.*` projections and dynamic labels.
+    for i, tok in enumerate(tokens):
+        nxt = tokens[i + 1] if i + 1 < len(tokens) else None
+        if tok.kind in ("string", "quoted_identifier", "identifier", "keyword") and (
+            tok.value.casefold() in every_hidden or fold_word(tok.value).casefold() in every_hidden
+        ):
+            raise _Refusal("hidden_label", f"the name {tok.value} is not available in this channel")
+        if tok.is_word and nxt is not None and nxt.is_punct("("):
+            function = tok.text.lower()
+            reveals = {"properties", "keys"} if hidden_props else set()
+            reveals |= {"labels"} if hidden_labels else set()
+            reveals |= {"type"} if hidden_types else set()
+            if function in reveals:
+                raise _Refusal(
+                    "hidden_label",
+                    f"{function}() could show names this channel may not see",
+                )
+        if tok.is_punct(".") and nxt is not None and nxt.is_punct("*") and hidden_props:
+            raise _Refusal(
+                "hidden_label", "a .* projection could show properties this channel may not see"
+            )
+        if tok.is_punct(":") and nxt is not None and nxt.is_punct("$"):
+            raise _Refusal(
+                "hidden_label", "dynamic labels are not allowed in a channel with restrictions"
+            )
+        if (
+            hidden_props
+            and tok.is_punct("[")
+            and i > 0
+            and (
+                tokens[i - 1].kind in ("identifier", "quoted_identifier")
+                or tokens[i - 1].is_punct(")", "]")
+            )
+            and nxt is not None
+            and nxt.kind not in ("number", "parameter")
+            and not nxt.is_punct("-")
+        ):
+            raise _Refusal(
+                "hidden_label",
+                "dynamic property access is not allowed in a channel with restrictions",
+            )
+
+
+def _glued_without_comments(cypher: str, tokens: list[Token]) -> str:
+    pieces: list[str] = []
+    last = 0
+    for tok in tokens:
+        if tok.kind == "comment":
+            pieces.append(cypher[last : tok.position])
+            last = tok.end
+    pieces.append(cypher[last:])
+    return "".join(pieces)
+
+
+def _check_variant(cypher: str, policy: CypherPolicy) -> None:
+    tokens = tokenize(cypher)
+    for tok in tokens:
+        if tok.kind == "error":
+            raise _Refusal("syntax", f"the statement has an {tok.value}")
+    statements = _split_statements(tokens)
+    if not statements:
+        raise _Refusal("empty", "the statement is empty")
+    if len(statements) > 1:
+        raise _Refusal(
+            "multi_statement",
+            f"the text holds {len(statements)} statements; send exactly one",
+        )
+    statement = statements[0]
+    _check_start(statement, policy)
+    _check_words(statement, policy)
+    _check_hidden(cypher, statement, policy)
+
+
+def check_cypher(cypher: str, policy: CypherPolicy | None = None) -> PolicyResult:
+    """Decide whether one Cypher statement may run: read-only, one statement, allowed calls.
+
+    Never raises. A single trailing `;` is fine; comments are ignored except for the
+    glued-word check described in the module docstring.
+    """
+    policy = policy or DEFAULT_POLICY
+    try:
+        if not cypher or not cypher.strip():
+            raise _Refusal("empty", "the statement is empty")
+        with_comments = tokenize(cypher, include_comments=True)
+        _check_variant(cypher, policy)
+        if any(t.kind == "comment" for t in with_comments):
+            _check_variant(_glued_without_comments(cypher, with_comments), policy)
+    except _Refusal as refusal:
+        logger.debug("cypher refused (%s): %s", refusal.result.category, refusal.result.reason)
+        return refusal.result
+    return _ALLOWED

@@ -1,0 +1,519 @@
+"""A Cypher tokenizer and a best-effort reader of the labels, types and properties a query names."""
+
+from __future__ import annotations
+
+import logging
+import unicodedata
+from dataclasses import dataclass, field
+from typing import Literal
+
+logger = logging.getLogger(__name__)
+
+TokenKind = Literal[
+    "keyword",  # a bare word that is a Cypher keyword (value: upper-case)
+    "identifier",  # any other bare word (value: as written)
+    "quoted_identifier",  # `backtick quoted` (value: unquoted, doubled backticks folded)
+    "string",  # 'single' or "double" quoted (value: unescaped)
+    "number",  # 12, 1.5, .5, 1e3, 0x1F, 0o17, 1_000 (value: as written)
+    "parameter",  # $name or $`quoted name` or $0 (value: the name)
+    "punct",  # operators and brackets (value: as written)
+    "comment",  # // line or /* block */ (only with include_comments=True)
+    "error",  # an unterminated string, comment or backtick identifier (runs to the end)
+]
+
+# Words the tokenizer reports as kind "keyword". Keywords can still be names in Cypher
+# (`n.count`, `:Match`), so consumers look at the position, not only the kind.
+_KEYWORD_TEXT = """
+    ACCESS ALL ALIAS ALTER AND ANY AS ASC ASCENDING ASSIGN BOOSTED BY CALL CASE CATALOG
+    COLLECT COMMIT COMPOSITE CONCURRENT CONSTRAINT CONSTRAINTS CONTAINS COPY COUNT CREATE CSV
+    CYPHER DATABASE DATABASES DEALLOCATE DEFAULT DELETE DENY DESC DESCENDING DETACH DISTINCT
+    DROP DRYRUN ELSE ENABLE END ENDS EXECUTE EXISTS EXPLAIN FALSE FIELDTERMINATOR FINISH
+    FOREACH FROM FULLTEXT FUNCTIONS GRANT GRAPH HEADERS IF IMMUTABLE IN INDEX INDEXES INF
+    INFINITY IS JOIN KEY LIMIT LOAD LOOKUP MATCH MERGE NAN NODE NODES NONE NOT NULL OF ON
+    OPTIONAL OPTIONS OR ORDER PERIODIC POINT PRIVILEGE PRIVILEGES PROCEDURES PROFILE RANGE
+    REALLOCATE REMOVE RENAME REPLACE REQUIRE RETURN REVOKE ROLE ROLES ROWS SCAN SERVER
+    SERVERS SET SHORTEST SHOW SINGLE SKIP START STARTS STOP TERMINATE TEXT THEN TO
+    TRANSACTION TRANSACTIONS TRUE UNION UNIQUE UNWIND USE USER USERS USING VECTOR WHEN WHERE
+    WITH XOR YIELD
+"""
+KEYWORDS: frozenset[str] = frozenset(_KEYWORD_TEXT.split())
+
+# Two-character operators are tried before single characters, so "<=" wins over "<".
+_MULTI_PUNCT = ("..", "<>", "<=", ">=", "=~", "+=", "!=", "::", "||")
+_STRING_ESCAPES = {
+    "t": "\t",
+    "b": "\b",
+    "n": "\n",
+    "r": "\r",
+    "f": "\f",
+    "'": "'",
+    '"': '"',
+    "\\": "\\",
+}
+
+
+@dataclass(frozen=True, slots=True)
+class Token:
+    """One lexical token of a Cypher statement."""
+
+    kind: TokenKind
+    text: str
+    """The exact source text of the token."""
+    value: str
+    """The meaning: upper-case keyword, unquoted name, unescaped string, parameter name."""
+    position: int
+    """Offset of the first character in the source."""
+
+    @property
+    def end(self) -> int:
+        """Offset just past the last character."""
+        return self.position + len(self.text)
+
+    @property
+    def name(self) -> str:
+        """The name as written: unquoted for `backticks`, original case for bare words."""
+        return self.value if self.kind in ("quoted_identifier", "parameter") else self.text
+
+    @property
+    def is_word(self) -> bool:
+        """A bare (unquoted) word: keyword or identifier."""
+        return self.kind in ("keyword", "identifier")
+
+    @property
+    def is_name(self) -> bool:
+        """Anything that can stand where a name is expected (bare or backtick-quoted)."""
+        return self.kind in ("keyword", "identifier", "quoted_identifier")
+
+    def is_punct(self, *texts: str) -> bool:
+        """True when this is punctuation with one of the given texts."""
+        return self.kind == "punct" and self.text in texts
+
+    def is_keyword(self, *words: str) -> bool:
+        """True when this is a bare word spelling one of the given keywords (any case)."""
+        return self.is_word and self.text.upper() in words
+
+
+def _is_word_start(ch: str) -> bool:
+    return ch.isalpha() or ch == "_"
+
+
+def _is_word_part(ch: str) -> bool:
+    # Format characters (zero-width space, soft hyphen, …) are identifier parts for the JVM
+    # lexer Neo4j uses, so "CRE\u200bATE" is one word here too; the policy strips them.
+    return ch.isalnum() or ch == "_" or _is_format_char(ch)
+
+
+def _is_format_char(ch: str) -> bool:
+    return unicodedata.category(ch) == "Cf"
+
+
+def _scan_quoted(text: str, start: int, quote: str) -> tuple[int, str, bool]:
+    """Scan a string literal from its opening quote: (end offset, unescaped value, closed)."""
+    out: list[str] = []
+    i = start + 1
+    n = len(text)
+    while i < n:
+        ch = text[i]
+        if ch == "\\" and i + 1 < n:
+            nxt = text[i + 1]
+            if nxt in _STRING_ESCAPES:
+                out.append(_STRING_ESCAPES[nxt])
+                i += 2
+                continue
+            width = 4 if nxt == "u" else 8 if nxt == "U" else 0
+            digits = text[i + 2 : i + 2 + width]
+            if (
+                width
+                and len(digits) == width
+                and all(c in "0123456789abcdefABCDEF" for c in digits)
+            ):
+                try:
+                    out.append(chr(int(digits, 16)))
+                except ValueError:
+                    out.append(text[i : i + 2 + width])
+                i += 2 + width
+                continue
+            # An unknown escape keeps both characters; the engine would reject it anyway.
+            out.append(ch + nxt)
+            i += 2
+            continue
+        if ch == quote:
+            return i + 1, "".join(out), True
+        out.append(ch)
+        i += 1
+    return n, "".join(out), False
+
+
+def _scan_backtick(text: str, start: int) -> tuple[int, str, bool]:
+    """Scan a `quoted identifier`; a doubled backtick stands for one backtick."""
+    out: list[str] = []
+    i = start + 1
+    n = len(text)
+    while i < n:
+        ch = text[i]
+        if ch == "`":
+            if i + 1 < n and text[i + 1] == "`":
+                out.append("`")
+                i += 2
+                continue
+            return i + 1, "".join(out), True
+        out.append(ch)
+        i += 1
+    return n, "".join(out), False
+
+
+def _scan_number(text: str, start: int) -> int:
+    n = len(text)
+    i = start
+    if text.startswith(("0x", "0X", "0o", "0O"), i):
+        i += 2
+        while i < n and (text[i].isalnum() or text[i] == "_"):
+            i += 1
+        return i
+    while i < n and (text[i].isdigit() or text[i] == "_"):
+        i += 1
+    # "1..3" in a variable-length pattern is 1, .., 3 — only a digit after the dot is a fraction.
+    if i + 1 < n and text[i] == "." and text[i + 1].isdigit():
+        i += 1
+        while i < n and (text[i].isdigit() or text[i] == "_"):
+            i += 1
+    if i < n and text[i] in "eE":
+        j = i + 1
+        if j < n and text[j] in "+-":
+            j += 1
+        if j < n and text[j].isdigit():
+            i = j
+            while i < n and text[i].isdigit():
+                i += 1
+    # Trailing letters (e.g. "12abc") stay attached, as the engine would reject them as one.
+    while i < n and _is_word_part(text[i]):
+        i += 1
+    return i
+
+
+def tokenize(cypher: str, *, include_comments: bool = False) -> list[Token]:
+    """Split a Cypher statement into tokens; whitespace is dropped, comments unless asked for.
+
+    Never raises: an unterminated string, comment or backtick identifier becomes one
+    ``error`` token that runs to the end of the input.
+    """
+    tokens: list[Token] = []
+    text = cypher
+    n = len(text)
+    i = 0
+    while i < n:
+        ch = text[i]
+        if ch.isspace():
+            i += 1
+            continue
+        start = i
+        if text.startswith("//", i):
+            end = text.find("\n", i)
+            end = n if end == -1 else end
+            if include_comments:
+                tokens.append(Token("comment", text[i:end], text[i + 2 : end], i))
+            i = end
+            continue
+        if text.startswith("/*", i):
+            close = text.find("*/", i + 2)
+            if close == -1:
+                tokens.append(Token("error", text[i:], "unterminated comment", i))
+                break
+            if include_comments:
+                tokens.append(Token("comment", text[i : close + 2], text[i + 2 : close], i))
+            i = close + 2
+            continue
+        if ch in ("'", '"'):
+            end, value, closed = _scan_quoted(text, i, ch)
+            if not closed:
+                tokens.append(Token("error", text[i:], "unterminated string", i))
+                break
+            tokens.append(Token("string", text[i:end], value, i))
+            i = end
+            continue
+        if ch == "`":
+            end, value, closed = _scan_backtick(text, i)
+            if not closed:
+                tokens.append(Token("error", text[i:], "unterminated quoted name", i))
+                break
+            tokens.append(Token("quoted_identifier", text[i:end], value, i))
+            i = end
+            continue
+        if ch == "$" and i + 1 < n:
+            nxt = text[i + 1]
+            if nxt == "`":
+                end, value, closed = _scan_backtick(text, i + 1)
+                if not closed:
+                    tokens.append(Token("error", text[i:], "unterminated quoted name", i))
+                    break
+                tokens.append(Token("parameter", text[i:end], value, i))
+                i = end
+                continue
+            if _is_word_part(nxt):
+                end = i + 1
+                while end < n and _is_word_part(text[end]):
+                    end += 1
+                tokens.append(Token("parameter", text[i:end], text[i + 1 : end], i))
+                i = end
+                continue
+        if ch.isdigit() or (
+            ch == "." and i + 1 < n and text[i + 1].isdigit() and _dot_starts_number(tokens)
+        ):
+            end = _scan_number(text, i)
+            tokens.append(Token("number", text[i:end], text[i:end], i))
+            i = end
+            continue
+        if _is_word_start(ch) or _is_format_char(ch):
+            end = i + 1
+            while end < n and _is_word_part(text[end]):
+                end += 1
+            word = text[i:end]
+            upper = word.upper()
+            if upper in KEYWORDS:
+                tokens.append(Token("keyword", word, upper, i))
+            else:
+                tokens.append(Token("identifier", word, word, i))
+            i = end
+            continue
+        for punct in _MULTI_PUNCT:
+            if text.startswith(punct, i):
+                tokens.append(Token("punct", punct, punct, start))
+                i += len(punct)
+                break
+        else:
+            tokens.append(Token("punct", ch, ch, start))
+            i += 1
+    return tokens
+
+
+def _dot_starts_number(tokens: list[Token]) -> bool:
+    """A "." before a digit is a fraction (".5") unless it follows something it could index."""
+    if not tokens:
+        return True
+    prev = tokens[-1]
+    return not (prev.is_name or prev.kind == "parameter" or prev.is_punct(")", "]", "}"))
+
+
+@dataclass
+class ReferencedNames:
+    """The names a query mentions, for schema validation and per-channel restrictions."""
+
+    labels: set[str] = field(default_factory=set)
+    """Node labels in patterns and label predicates (`n:Label`)."""
+    rel_types: set[str] = field(default_factory=set)
+    """Relationship types in relationship patterns."""
+    properties: set[str] = field(default_factory=set)
+    """Property keys after `.` on a variable, in map projections and in pattern maps."""
+    patterns: list[tuple[str | None, str, str | None, str]] = field(default_factory=list)
+    """(left label, rel type, right label, direction "->", "<-" or "-") in the order written;
+    a label is None when neither the pattern nor an earlier binding of the variable names it."""
+
+
+# `{` after these opens a subquery (statements inside), not a map.
+_SUBQUERY_OPENERS = frozenset({"CALL", "EXISTS", "COUNT", "COLLECT"})
+_LABEL_EXPR_PUNCT = ("|", "&", "!", "%", "(", ")", ":")
+
+
+def _bracket_kinds(tokens: list[Token]) -> list[str]:
+    """For each token, the innermost open bracket kind: "", "(", "rel", "[", "map", "pmap", "sub".
+
+    "pmap" is a property map inside a node or relationship pattern (`(n:Person {name: 'x'})`),
+    whose keys are property keys; other maps' keys are just output names.
+    """
+    stack: list[str] = []
+    kinds: list[str] = []
+    for idx, tok in enumerate(tokens):
+        kinds.append(stack[-1] if stack else "")
+        prev = tokens[idx - 1] if idx else None
+        if tok.is_punct("("):
+            stack.append("(")
+        elif tok.is_punct("["):
+            stack.append("rel" if prev is not None and prev.is_punct("-") else "[")
+        elif tok.is_punct("{"):
+            enclosing = stack[-1] if stack else ""
+            if prev is not None and (prev.is_keyword(*_SUBQUERY_OPENERS) or prev.is_punct(")")):
+                stack.append("sub")
+            elif (
+                enclosing in ("(", "rel")
+                and prev is not None
+                and (prev.is_name or prev.is_punct("(", "["))
+            ):
+                stack.append("pmap")
+            else:
+                stack.append("map")
+        elif tok.is_punct(")", "]", "}") and stack:
+            stack.pop()
+    return kinds
+
+
+def _label_names_after(tokens: list[Token], colon: int) -> tuple[list[str], int]:
+    """Names in a label/type expression starting after the ':' at `colon`: (names, next index)."""
+    names: list[str] = []
+    j = colon + 1
+    depth = 0
+    while j < len(tokens):
+        tok = tokens[j]
+        if tok.is_name and (j == colon + 1 or tokens[j - 1].is_punct(*_LABEL_EXPR_PUNCT)):
+            names.append(tok.name)
+        elif tok.is_punct("("):
+            depth += 1
+        elif tok.is_punct(")"):
+            if depth == 0:
+                break
+            depth -= 1
+        elif not tok.is_punct("|", "&", "!", "%", ":"):
+            break
+        j += 1
+    return names, j
+
+
+def _collect_names(tokens: list[Token], names: ReferencedNames) -> dict[str, str]:
+    """Fill labels, rel types and properties; return the first label bound to each variable."""
+    kinds = _bracket_kinds(tokens)
+    bindings: dict[str, str] = {}
+    i = 0
+    while i < len(tokens):
+        tok = tokens[i]
+        prev = tokens[i - 1] if i else None
+        nxt = tokens[i + 1] if i + 1 < len(tokens) else None
+        if tok.is_keyword("CALL") and nxt is not None and nxt.is_name:
+            # A procedure name (db.labels) is not a property access; skip the dotted chain.
+            i += 2
+            while i + 1 < len(tokens) and tokens[i].is_punct(".") and tokens[i + 1].is_name:
+                i += 2
+            continue
+        if tok.is_punct(":") and kinds[i] not in ("map", "pmap") and prev is not None:
+            if prev.is_punct("::"):
+                i += 1
+                continue
+            found, end = _label_names_after(tokens, i)
+            if kinds[i] == "rel":
+                names.rel_types.update(found)
+            else:
+                names.labels.update(found)
+                if found and prev.is_name and prev.kind != "keyword":
+                    bindings.setdefault(prev.name, found[0])
+            i = max(end, i + 1)
+            continue
+        if tok.is_punct(":") and kinds[i] in ("map", "pmap"):
+            # The ":" between a map key and its value; the key was handled below.
+            i += 1
+            continue
+        if tok.is_name and kinds[i] in ("map", "pmap") and nxt is not None and nxt.is_punct(":"):
+            if kinds[i] == "pmap" and prev is not None and prev.is_punct("{", ","):
+                names.properties.add(tok.name)
+            i += 1
+            continue
+        if tok.is_punct(".") and nxt is not None and nxt.is_name and prev is not None:
+            # A dotted chain followed by "(" is a namespaced function (date.truncate(...)).
+            j = i
+            while j + 1 < len(tokens) and tokens[j].is_punct(".") and tokens[j + 1].is_name:
+                j += 2
+            is_function = j < len(tokens) and tokens[j].is_punct("(")
+            if not is_function:
+                # Map projection `n {.name}` or property access `n.name` / `(x).name`.
+                names.properties.update(tokens[k + 1].name for k in range(i, j, 2))
+            i = j
+            continue
+        i += 1
+    return bindings
+
+
+def _node_at(tokens: list[Token], open_idx: int) -> tuple[str | None, str | None]:
+    """(variable, first label) of the node pattern whose "(" is at open_idx."""
+    var: str | None = None
+    j = open_idx + 1
+    if j < len(tokens) and tokens[j].is_name:
+        var = tokens[j].name
+        j += 1
+    if j < len(tokens) and tokens[j].is_punct(":"):
+        found, _ = _label_names_after(tokens, j)
+        if found:
+            return var, found[0]
+    return var, None
+
+
+def _matching_open(tokens: list[Token], close_idx: int) -> int | None:
+    depth = 0
+    for j in range(close_idx, -1, -1):
+        if tokens[j].is_punct(")"):
+            depth += 1
+        elif tokens[j].is_punct("("):
+            depth -= 1
+            if depth == 0:
+                return j
+    return None
+
+
+def _rel_at(tokens: list[Token], close_idx: int) -> tuple[list[str], str, int] | None:
+    """Parse a relationship after the ")" at close_idx: (types, direction, index of next "(")."""
+    j = close_idx + 1
+    left_arrow = False
+    if j < len(tokens) and tokens[j].is_punct("<"):
+        left_arrow = True
+        j += 1
+    if not (j < len(tokens) and tokens[j].is_punct("-")):
+        return None
+    j += 1
+    types: list[str] = []
+    if j < len(tokens) and tokens[j].is_punct("["):
+        depth = 0
+        k = j
+        while k < len(tokens):
+            if tokens[k].is_punct("["):
+                depth += 1
+            elif tokens[k].is_punct("]"):
+                depth -= 1
+                if depth == 0:
+                    break
+            elif tokens[k].is_punct(":") and depth == 1 and not types:
+                types, _ = _label_names_after(tokens, k)
+            k += 1
+        j = k + 1
+        if not (j < len(tokens) and tokens[j].is_punct("-")):
+            return None
+        j += 1
+    elif j < len(tokens) and tokens[j].is_punct("-"):
+        j += 1
+    else:
+        return None
+    right_arrow = False
+    if j < len(tokens) and tokens[j].is_punct(">"):
+        right_arrow = True
+        j += 1
+    if not (j < len(tokens) and tokens[j].is_punct("(")):
+        return None
+    direction = "-" if left_arrow == right_arrow else "<-" if left_arrow else "->"
+    return types, direction, j
+
+
+def referenced_names(cypher: str) -> ReferencedNames:
+    """Labels, relationship types, property keys and relationship patterns a query names.
+
+    Best effort and never raises: it reads tokens, not a full parse tree. A pattern's label
+    comes from the node pattern itself or, failing that, from the variable's label elsewhere
+    in the query (`MATCH (p:Person) … MATCH (p)-[:OWNS]->(s)` gives ("Person", "OWNS", None,
+    "->")). Untyped relationships (`-->`) give no pattern.
+    """
+    tokens = [t for t in tokenize(cypher) if t.kind != "error"]
+    names = ReferencedNames()
+    bindings = _collect_names(tokens, names)
+    for idx, tok in enumerate(tokens):
+        if not tok.is_punct(")"):
+            continue
+        rel = _rel_at(tokens, idx)
+        if rel is None:
+            continue
+        types, direction, right_open = rel
+        left_open = _matching_open(tokens, idx)
+        if left_open is None or not types:
+            continue
+        left_var, left_label = _node_at(tokens, left_open)
+        right_var, right_label = _node_at(tokens, right_open)
+        if left_label is None and left_var is not None:
+            left_label = bindings.get(left_var)
+        if right_label is None and right_var is not None:
+            right_label = bindings.get(right_var)
+        for rel_type in types:
+            names.patterns.append((left_label, rel_type, right_label, direction))
+    return names
