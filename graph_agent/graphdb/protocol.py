@@ -132,3 +132,16 @@ class GraphDB(Protocol):
         ...
 
     def close(self) -> None: ...
+
+
+@runtime_checkable
+class SupportsIndexes(Protocol):
+    """Optional extra of an adapter: indexes the demo loader creates where the engine has them."""
+
+    def create_index(self, label: str, prop: str) -> None:
+        """A lookup index on `label.prop` (idempotent)."""
+        ...
+
+    def create_fulltext_index(self, label: str, prop: str) -> None:
+        """A full-text index on `label.prop`, used by lookup_values (idempotent)."""
+        ...

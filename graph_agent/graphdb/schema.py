@@ -1,0 +1,217 @@
+"""Schema discovery by bounded sampling (shared by the adapters) and the schema text the LLM sees."""
+
+from __future__ import annotations
+
+import datetime as dt
+import hashlib
+import logging
+from collections import Counter, defaultdict
+from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
+from typing import Any
+
+from graph_agent.graphdb.protocol import GraphSchema, LabelInfo, PropertyInfo, RelPattern
+
+logger = logging.getLogger(__name__)
+
+Read = Callable[[str], list[list[Any]]]
+"""Runs a read-only statement and returns rows of native Python values."""
+
+MAX_SAMPLE_VALUES = 8
+LOW_CARDINALITY = 10
+"""A string property with at most this many distinct sampled values gets sample values."""
+_PATTERN_PROBE = 200
+"""Nodes per label whose outgoing relationships are probed for patterns the type sample missed."""
+
+
+def quote_name(name: str) -> str:
+    """Backtick-quote a label, type or property name for Cypher."""
+    return "`" + name.replace("`", "``") + "`"
+
+
+def type_name(value: Any) -> str:
+    """The Cypher type name of a native Python value."""
+    if value is None:
+        return "NULL"
+    if isinstance(value, bool):
+        return "BOOLEAN"
+    if isinstance(value, int):
+        return "INTEGER"
+    if isinstance(value, float):
+        return "FLOAT"
+    if isinstance(value, str):
+        return "STRING"
+    if isinstance(value, dt.datetime):
+        return "DATETIME"
+    if isinstance(value, dt.date):
+        return "DATE"
+    if isinstance(value, dt.time):
+        return "TIME"
+    if isinstance(value, list | tuple):
+        inner = sorted({type_name(v) for v in value} - {"NULL"})
+        return f"LIST<{inner[0]}>" if len(inner) == 1 else "LIST"
+    if isinstance(value, Mapping):
+        return "MAP"
+    return type(value).__name__.upper()
+
+
+def properties_from_samples(samples: Sequence[Mapping[str, Any]]) -> tuple[PropertyInfo, ...]:
+    """Property names/types (with NULL when some sampled entities lack it) and sample values."""
+    types: dict[str, set[str]] = defaultdict(set)
+    present: Counter[str] = Counter()
+    strings: dict[str, Counter[str]] = defaultdict(Counter)
+    for props in samples:
+        for key, value in props.items():
+            if value is None:
+                continue
+            present[key] += 1
+            types[key].add(type_name(value))
+            if isinstance(value, str):
+                strings[key][value] += 1
+    result = []
+    for key in sorted(types):
+        kinds = set(types[key])
+        if present[key] < len(samples):
+            kinds.add("NULL")
+        values: tuple[str, ...] = ()
+        counter = strings.get(key)
+        # Values repeat (at most half as many distinct as present): a category, not an id.
+        if counter and len(counter) <= LOW_CARDINALITY and 2 * len(counter) <= present[key]:
+            ranked = sorted(counter.items(), key=lambda kv: (-kv[1], kv[0]))
+            values = tuple(v for v, _ in ranked[:MAX_SAMPLE_VALUES])
+        ordered = tuple(sorted(kinds - {"NULL"})) + (("NULL",) if "NULL" in kinds else ())
+        result.append(PropertyInfo(name=key, types=ordered, sample_values=values))
+    return tuple(result)
+
+
+def _keep(name: str, include: Sequence[str] | None, exclude: Sequence[str] | None) -> bool:
+    return (not include or name in include) and not (exclude and name in exclude)
+
+
+def sample_schema(
+    read: Read,
+    *,
+    include: Sequence[str] | None = None,
+    exclude: Sequence[str] | None = None,
+    sample: int = 1000,
+    label_counts: Mapping[str, int] | None = None,
+    type_counts: Mapping[str, int] | None = None,
+) -> GraphSchema:
+    """Build a GraphSchema from at most `sample` nodes per label and relationships per type.
+
+    Cost is bounded by labels x sample, not by the graph's size. Counts come from the
+    engine's count store when the adapter passes them in, else from count() queries.
+    """
+    cap = max(1, int(sample))
+    labels = sorted(str(row[0]) for row in read("CALL db.labels()"))
+    rel_types = sorted(str(row[0]) for row in read("CALL db.relationshipTypes()"))
+    labels = [name for name in labels if _keep(name, include, exclude)]
+
+    label_infos = []
+    for name in labels:
+        count = (label_counts or {}).get(name)
+        if count is None:
+            count = int(read(f"MATCH (n:{quote_name(name)}) RETURN count(n)")[0][0])
+        rows = read(f"MATCH (n:{quote_name(name)}) WITH n LIMIT {cap} RETURN properties(n)")
+        props = properties_from_samples([row[0] or {} for row in rows])
+        label_infos.append(LabelInfo(name=name, count=count, properties=props))
+
+    wanted = set(labels)
+    patterns: dict[tuple[str, str, str], int] = {}
+    pattern_props: dict[tuple[str, str, str], list[Mapping[str, Any]]] = defaultdict(list)
+    for rel_type in rel_types:
+        total = (type_counts or {}).get(rel_type)
+        if total is None:
+            total = int(read(f"MATCH ()-[r:{quote_name(rel_type)}]->() RETURN count(r)")[0][0])
+        rows = read(
+            f"MATCH (a)-[r:{quote_name(rel_type)}]->(b) WITH a, r, b LIMIT {cap} "
+            "RETURN labels(a), labels(b), properties(r)"
+        )
+        seen: Counter[tuple[str, str, str]] = Counter()
+        for start_labels, end_labels, props in rows:
+            for start in start_labels or []:
+                for end in end_labels or []:
+                    key = (start, rel_type, end)
+                    seen[key] += 1
+                    pattern_props[key].append(props or {})
+        for key, n in seen.items():
+            # Scale the sample's share up to the type's total; exact when nothing was cut.
+            patterns[key] = n if len(rows) >= total else max(1, round(total * n / len(rows)))
+    for name in labels:
+        probe = min(cap, _PATTERN_PROBE)
+        rows = read(
+            f"MATCH (a:{quote_name(name)}) WITH a LIMIT {probe} "
+            "MATCH (a)-[r]->(b) RETURN type(r), labels(b), count(*)"
+        )
+        for rel_type, end_labels, n in rows:
+            for end in end_labels or []:
+                patterns.setdefault((name, str(rel_type), end), int(n))
+
+    rels = [
+        RelPattern(
+            start=start,
+            type=rel_type,
+            end=end,
+            count=count,
+            properties=properties_from_samples(pattern_props.get((start, rel_type, end), [])),
+        )
+        for (start, rel_type, end), count in sorted(patterns.items())
+        if start in wanted and end in wanted
+    ]
+    return GraphSchema(labels=tuple(label_infos), relationships=tuple(rels))
+
+
+def _prop_text(prop: PropertyInfo) -> str:
+    kinds = [k for k in prop.types if k != "NULL"] or ["NULL"]
+    text = f"{prop.name}: {'|'.join(kinds)}"
+    if "NULL" in prop.types and kinds != ["NULL"]:
+        text += " (may be null)"
+    if prop.sample_values:
+        text += " e.g. " + ", ".join(f'"{v}"' for v in prop.sample_values)
+    return text
+
+
+def schema_text(schema: GraphSchema, *, labels: Collection[str] | None = None) -> str:
+    """The compact schema text given to the LLM, optionally limited to `labels`."""
+    keep = set(labels) if labels is not None else None
+    lines = ["Node labels and properties:"]
+    for label in schema.labels:
+        if keep is not None and label.name not in keep:
+            continue
+        props = "; ".join(_prop_text(p) for p in label.properties)
+        lines.append(f"(:{label.name}) [{label.count} nodes] {{{props}}}")
+    lines.append("Relationships:")
+    for rel in schema.relationships:
+        if keep is not None and not (rel.start in keep and rel.end in keep):
+            continue
+        props = ""
+        if rel.properties:
+            props = " {" + "; ".join(_prop_text(p) for p in rel.properties) + "}"
+        lines.append(f"(:{rel.start})-[:{rel.type}{props}]->(:{rel.end})")
+    return "\n".join(lines)
+
+
+def _fingerprint_lines(schema: GraphSchema) -> Iterable[str]:
+    for label in sorted(schema.labels, key=lambda item: item.name):
+        names = ",".join(sorted(p.name for p in label.properties))
+        yield f"L {label.name} {names}"
+    for rel in sorted(schema.relationships, key=lambda r: (r.start, r.type, r.end)):
+        yield f"R {rel.start} {rel.type} {rel.end}"
+
+
+def schema_fingerprint(schema: GraphSchema) -> str:
+    """A short stable hash of labels, property names and patterns (not counts or samples)."""
+    digest = hashlib.sha256("\n".join(_fingerprint_lines(schema)).encode()).hexdigest()
+    return digest[:12]
+
+
+def jsonable(value: Any) -> Any:
+    """A native Python value as plain JSON-able data (dates as ISO strings)."""
+    if value is None or isinstance(value, bool | int | float | str):
+        return value
+    if isinstance(value, dt.date | dt.datetime | dt.time):
+        return value.isoformat()
+    if isinstance(value, Mapping):
+        return {str(k): jsonable(v) for k, v in value.items()}
+    if isinstance(value, list | tuple | set | frozenset):
+        return [jsonable(v) for v in value]
+    return str(value)
