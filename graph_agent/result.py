@@ -49,6 +49,8 @@ class AgentResult:
     truncated: bool = False
     attempts: list[Attempt] = field(default_factory=list)
     llm_calls: int = 0
+    llm_steps: list[str] = field(default_factory=list)
+    """The step of each LLM call, in order (guard, generate, evaluate, correct, `…:repair`)."""
     prompt_tokens: int = 0
     completion_tokens: int = 0
     timings_ms: dict[str, float] = field(default_factory=dict)

@@ -1,0 +1,164 @@
+"""Agent commands: `ask` (one question) and `chat` (a terminal conversation with follow-ups)."""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+from collections.abc import Iterator
+from contextlib import ExitStack, contextmanager
+from typing import TYPE_CHECKING, Annotated, Any
+
+import typer
+from rich.console import Console
+from rich.syntax import Syntax
+from rich.table import Table
+
+from memory.types import ExampleStore, Turn
+
+if TYPE_CHECKING:  # the agent stack is imported when a command runs, not at CLI start
+    from graph_agent.agent import Agent
+    from graph_agent.result import AgentResult, ProgressEvent
+
+console = Console()
+err_console = Console(stderr=True)
+ROWS_SHOWN = 15
+
+NoMemory = Annotated[
+    bool,
+    typer.Option(
+        "--no-memory", help="Do not open the memory database; no taught examples are used."
+    ),
+]
+
+
+@contextmanager
+def open_agent(no_memory: bool) -> Iterator[Agent]:
+    """An agent from Settings with the memory database's examples (or none), closed after."""
+    from bot.cli import settings
+    from bot.wiring import build_agent, build_db
+    from graph_agent.examples import InMemoryExampleStore
+
+    s = settings()
+    with ExitStack() as stack:
+        db = build_db(s)
+        stack.callback(db.close)
+        examples: ExampleStore
+        if no_memory:
+            examples = InMemoryExampleStore()
+        else:
+            from memory import open_memory
+
+            mem = open_memory(s.memory_path, include_candidates=s.use_candidates)
+            stack.callback(mem.close)
+            examples = mem.examples
+        agent = build_agent(s, examples, db=db)
+        if not no_memory:
+            # Examples verified on another schema are re-checked before use.
+            mem.examples.schema_fingerprint = agent.schema_fingerprint
+        yield agent
+
+
+def _progress(event: ProgressEvent) -> None:
+    err_console.print(f"[dim]{event.text}[/dim]")
+
+
+def _cell(value: Any) -> str:
+    if isinstance(value, dict | list):
+        return json.dumps(value, ensure_ascii=False)
+    return "" if value is None else str(value)
+
+
+def print_result(result: AgentResult, *, details: bool = True) -> None:
+    """The answer, then (with details) the Cypher, rows, attempts, LLM calls and timings."""
+    colour = {"answered": "green", "no_data": "yellow", "failed": "red"}.get(result.outcome, "cyan")
+    console.print(result.answer)
+    if not details:
+        if result.cypher:
+            console.print(Syntax(result.cypher, "cypher", theme="ansi_dark", word_wrap=True))
+        return
+    console.print(f"\n[{colour}]{result.outcome}[/{colour}]", end="")
+    if result.error_kind:
+        console.print(f" ({result.error_kind})", end="")
+    if result.reused_example_id is not None:
+        console.print(f" · reused example #{result.reused_example_id}", end="")
+    if result.self_healed:
+        console.print(" · self-healed", end="")
+    console.print()
+    if result.cypher:
+        console.print(Syntax(result.cypher, "cypher", theme="ansi_dark", word_wrap=True))
+    if result.columns:
+        table = Table(*result.columns, title=f"{len(result.rows)} row(s)", title_justify="left")
+        for row in result.rows[:ROWS_SHOWN]:
+            table.add_row(*(_cell(v) for v in row))
+        if len(result.rows) > ROWS_SHOWN:
+            table.caption = f"… {len(result.rows) - ROWS_SHOWN} more"
+        console.print(table)
+    if len(result.attempts) > 1 or any(a.error for a in result.attempts):
+        attempts = Table("#", "stage", "problem", title="Attempts", title_justify="left")
+        for n, attempt in enumerate(result.attempts, start=1):
+            attempts.add_row(str(n), attempt.stage, attempt.error or "")
+        console.print(attempts)
+    console.print(
+        f"LLM calls: {result.llm_calls} ({', '.join(result.llm_steps) or 'none'}) · tokens "
+        f"{result.prompt_tokens} in / {result.completion_tokens} out"
+    )
+    timings = " · ".join(f"{step} {ms:.0f} ms" for step, ms in result.timings_ms.items())
+    console.print(f"Time: {result.total_ms:.0f} ms ({timings})")
+
+
+def result_json(result: AgentResult) -> str:
+    """The whole result as JSON (for scripts)."""
+    data = dataclasses.asdict(result)
+    data["total_ms"] = result.total_ms
+    return json.dumps(data, ensure_ascii=False, default=str, indent=2)
+
+
+def register(app: typer.Typer) -> None:
+    """Attach `ask` and `chat` to `app`."""
+
+    @app.command()
+    def ask(
+        question: Annotated[str, typer.Argument(help="The question, in plain language.")],
+        as_json: Annotated[bool, typer.Option("--json", help="Print the result as JSON.")] = False,
+        no_memory: NoMemory = False,
+    ) -> None:
+        """Answer one question: the answer, its Cypher, the rows, attempts, LLM calls, timings."""
+        with open_agent(no_memory) as agent:
+            result = agent.run(question, on_progress=None if as_json else _progress)
+        if as_json:
+            typer.echo(result_json(result))
+        else:
+            print_result(result)
+        if result.outcome == "failed":
+            raise typer.Exit(1)
+
+    @app.command()
+    def chat(no_memory: NoMemory = False) -> None:
+        """A conversation in the terminal; follow-up questions see the previous turns."""
+        turns: list[Turn] = []
+        with open_agent(no_memory) as agent:
+            console.print(
+                f"[bold]cypherbot[/bold] on {agent.db.url}. Ask about {agent.describe()}\n"
+                f"For example: {' · '.join(agent.suggestions(3))}\n"
+                "Empty line or Ctrl-D to quit."
+            )
+            while True:
+                try:
+                    question = console.input("[bold cyan]you>[/bold cyan] ").strip()
+                except (EOFError, KeyboardInterrupt):
+                    break
+                if not question or question.lower() in {"exit", "quit"}:
+                    break
+                result = agent.run(question, history=turns, on_progress=_progress)
+                print_result(result, details=False)
+                turns.append(
+                    Turn(
+                        question=question,
+                        standalone_question=result.standalone_question,
+                        cypher=result.cypher,
+                        answer=result.answer,
+                        outcome=result.outcome,
+                        conversation="cli:chat",
+                        example_ids=tuple(result.example_ids),
+                    )
+                )

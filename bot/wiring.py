@@ -1,0 +1,76 @@
+"""Builds the agent and its dependencies from Settings (shared by the CLI and the Slack app)."""
+
+from __future__ import annotations
+
+import logging
+
+from bot.settings import Settings
+from graph_agent.agent import Agent
+from graph_agent.config import AgentConfig
+from graph_agent.graphdb import GraphDB, connect
+from graph_agent.llm import LLMs, make_llms
+from memory.types import ExampleStore
+
+logger = logging.getLogger(__name__)
+
+
+def agent_config(settings: Settings) -> AgentConfig:
+    """The agent's limits and switches from Settings."""
+    return AgentConfig(
+        max_attempts=settings.max_attempts,
+        query_timeout_s=settings.query_timeout_s,
+        question_deadline_s=settings.question_deadline_s,
+        rows_to_llm=settings.rows_to_llm,
+        rows_chars_to_llm=settings.rows_chars_to_llm,
+        few_shot_k=settings.few_shot_k,
+        schema_prune_labels=settings.schema_prune_labels,
+        history_turns=settings.history_turns,
+        history_chars=settings.history_chars,
+        use_candidates=settings.use_candidates,
+        graph_description=settings.graph_description,
+        include_labels=tuple(settings.schema_include),
+        exclude_labels=tuple(settings.schema_exclude),
+        schema_sample=settings.schema_sample,
+        json_mode=settings.llm_json_mode,
+    )
+
+
+def build_llms(settings: Settings) -> LLMs | None:
+    """Chat models from the LLM settings, or None when none are configured."""
+    key = settings.openai_api_key.get_secret_value() if settings.openai_api_key else None
+    return make_llms(
+        api_key=key,
+        base_url=settings.openai_base_url,
+        model=settings.llm_model,
+        fast_model=settings.llm_fast_model,
+        timeout_s=settings.llm_timeout_s,
+        max_retries=settings.llm_max_retries,
+    )
+
+
+def build_db(settings: Settings) -> GraphDB:
+    """The graph database GRAPH_URL names (embedded FalkorDB by default)."""
+    return connect(
+        settings.graph_url,
+        data_dir=settings.data_dir,
+        graph_name=settings.graph_name,
+        user=settings.neo4j_user,
+        password=settings.neo4j_password.get_secret_value(),
+        database=settings.neo4j_database,
+    )
+
+
+def build_agent(
+    settings: Settings,
+    examples: ExampleStore,
+    *,
+    db: GraphDB | None = None,
+    llms: LLMs | None = None,
+) -> Agent:
+    """An Agent on the configured graph and LLMs (pass `db`/`llms` to reuse or replace them)."""
+    return Agent(
+        db if db is not None else build_db(settings),
+        llms if llms is not None else build_llms(settings),
+        examples,
+        agent_config(settings),
+    )

@@ -1,0 +1,40 @@
+"""A plain answer from rows, without an LLM (verified-query reuse when no LLM is configured)."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+SHOWN = 10
+
+
+def _value(value: Any) -> str:
+    if isinstance(value, float):
+        return f"{value:,.2f}".rstrip("0").rstrip(".")
+    if isinstance(value, int) and not isinstance(value, bool):
+        return f"{value:,}"
+    if isinstance(value, list):
+        return ", ".join(_value(v) for v in value)
+    return "(none)" if value is None else str(value)
+
+
+def plain_answer(
+    columns: Sequence[str], rows: Sequence[Sequence[Any]], *, truncated: bool = False
+) -> str:
+    """One value, a list, or a few `column: value` lines; says so when nothing came back."""
+    if not rows:
+        return "The graph has no matching data."
+    if len(columns) == 1 and len(rows) == 1:
+        return f"{columns[0]}: {_value(rows[0][0])}"
+    more = len(rows) - SHOWN
+    suffix = f"\n… and {more} more" if more > 0 else ""
+    if truncated:
+        suffix += " (result cut at the row limit)"
+    if len(columns) == 1:
+        items = ", ".join(_value(row[0]) for row in rows[:SHOWN])
+        return f"{columns[0]} ({len(rows)}): {items}{suffix}"
+    lines = [
+        "• " + ", ".join(f"{c}: {_value(v)}" for c, v in zip(columns, row, strict=False))
+        for row in rows[:SHOWN]
+    ]
+    return "\n".join(lines) + suffix

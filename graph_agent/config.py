@@ -1,0 +1,47 @@
+"""The agent's limits and switches (built from Settings by bot/wiring.py; no environment here)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Literal
+
+
+@dataclass(frozen=True)
+class AgentConfig:
+    """Everything that bounds or shapes one agent run."""
+
+    max_attempts: int = 3
+    """Cypher statements tried per question (the first one plus corrections)."""
+    query_timeout_s: float = 10.0
+    """Engine timeout per statement."""
+    question_deadline_s: float = 180.0
+    """Wall-clock budget for the whole question, LLM calls included."""
+    rows_to_llm: int = 100
+    """Rows the evaluate+answer step sees."""
+    rows_chars_to_llm: int = 8000
+    """Characters of rendered rows the evaluate+answer step sees."""
+    max_rows: int = 1000
+    """Rows kept in the result (previews, CSV uploads); also the LIMIT added to open queries."""
+    few_shot_k: int = 3
+    """Examples shown to the generate step."""
+    schema_prune_labels: int = 25
+    """Above this many labels, the prompt shows only the labels relevant to the question."""
+    history_turns: int = 5
+    """Previous turns given to the rewrite step."""
+    history_chars: int = 4000
+    """Characters of history given to the rewrite step."""
+    value_hints: int = 5
+    """Stored values (entity names) matched to phrases of the question, at most."""
+    use_candidates: bool = False
+    """Self-healed candidates may serve as examples (the example store applies it)."""
+    graph_description: str | None = None
+    """What the graph holds, for the topic guard; derived from the schema when unset."""
+    include_labels: tuple[str, ...] = ()
+    """Only these labels are visible to the agent (empty: all)."""
+    exclude_labels: tuple[str, ...] = ()
+    """These labels are hidden from the agent."""
+    schema_sample: int = 1000
+    """Nodes sampled per label when reading the schema."""
+    json_mode: Literal["prompt", "json_object"] = "prompt"
+    """`prompt`: ask for JSON in words (works everywhere); `json_object`: also bind
+    response_format={"type": "json_object"}."""

@@ -1,0 +1,119 @@
+"""The LLM factory (langchain-openai, any OpenAI-compatible server) and one guarded call."""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import time
+from dataclasses import dataclass
+from typing import Any
+
+from langchain_core.exceptions import ModelTimeoutError
+from langchain_core.language_models.chat_models import BaseChatModel
+from langchain_core.messages import AIMessage, BaseMessage
+from langchain_core.runnables import Runnable
+
+from graph_agent.errors import LLMError, LLMTimeoutError
+
+logger = logging.getLogger(__name__)
+
+
+@dataclass(frozen=True)
+class LLMs:
+    """The chat models the agent uses: a strong one for Cypher, a cheap one for the rest."""
+
+    cypher: BaseChatModel
+    """Writes and corrects Cypher."""
+    fast: BaseChatModel
+    """Rewrites follow-ups, guards the topic, judges rows and writes the answer."""
+
+
+@dataclass(frozen=True)
+class LLMCall:
+    """One chat-model call, for the result and the benchmark."""
+
+    step: str
+    """Node that made the call (guard, generate, evaluate, correct, or `<step>:repair`)."""
+    ms: float
+    prompt_chars: int
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+
+
+def make_llms(
+    *,
+    api_key: str | None,
+    base_url: str | None,
+    model: str,
+    fast_model: str | None,
+    timeout_s: float,
+    max_retries: int,
+) -> LLMs | None:
+    """ChatOpenAI models at temperature 0; None when neither an API key nor a base URL is set."""
+    if not api_key and not base_url:
+        return None
+    from langchain_openai import ChatOpenAI
+
+    def build(name: str) -> BaseChatModel:
+        # Local servers accept any key, but the client refuses to start without one.
+        return ChatOpenAI(
+            model=name,
+            api_key=api_key or "not-needed",  # type: ignore[arg-type]
+            base_url=base_url,
+            temperature=0,
+            timeout=timeout_s,
+            max_retries=max_retries,
+        )
+
+    cypher = build(model)
+    fast = cypher if not fast_model or fast_model == model else build(fast_model)
+    return LLMs(cypher=cypher, fast=fast)
+
+
+def _is_timeout(exc: BaseException) -> bool:
+    if isinstance(exc, TimeoutError | ModelTimeoutError):
+        return True
+    # openai.APITimeoutError and httpx timeouts, without importing either here.
+    return any("Timeout" in cls.__name__ for cls in type(exc).__mro__)
+
+
+async def call_llm(
+    model: Runnable[Any, Any],
+    messages: list[BaseMessage],
+    *,
+    step: str,
+    timeout_s: float,
+) -> tuple[str, LLMCall]:
+    """Invoke `model` once within `timeout_s`; return the reply text and the call's record.
+
+    Raises LLMTimeoutError or LLMError with a message fit for a person; the reply itself is
+    never logged (it may quote user text).
+    """
+    started = time.perf_counter()
+    prompt_chars = sum(len(str(m.content)) for m in messages)
+    try:
+        reply = await asyncio.wait_for(model.ainvoke(messages), timeout=max(timeout_s, 0.001))
+    except Exception as exc:
+        if _is_timeout(exc):
+            logger.warning("LLM call for %s timed out after %.1f s", step, timeout_s)
+            raise LLMTimeoutError(
+                f"The language model did not answer within {timeout_s:.0f} s."
+            ) from exc
+        logger.warning("LLM call for %s failed: %s", step, type(exc).__name__)
+        raise LLMError(f"The language model call failed ({type(exc).__name__}: {exc}).") from exc
+    ms = (time.perf_counter() - started) * 1000
+    text = reply.content if isinstance(reply, AIMessage) else getattr(reply, "content", reply)
+    if isinstance(text, list):  # content blocks
+        text = "".join(
+            part.get("text", "") if isinstance(part, dict) else str(part) for part in text
+        )
+    usage = getattr(reply, "usage_metadata", None) or {}
+    record = LLMCall(
+        step=step,
+        ms=ms,
+        prompt_chars=prompt_chars,
+        prompt_tokens=int(usage.get("input_tokens", 0) or 0),
+        completion_tokens=int(usage.get("output_tokens", 0) or 0),
+    )
+    logger.debug("LLM %s: %.0f ms, %d prompt chars", step, ms, prompt_chars)
+    return str(text), record

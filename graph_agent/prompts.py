@@ -1,0 +1,210 @@
+"""Every prompt the agent sends, as templates: stable part first, the question last."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, SystemMessage
+
+from memory.types import Example, Turn
+
+
+@dataclass(frozen=True)
+class PromptTemplate:
+    """A system part (stable across questions, so servers can cache it) and a user part."""
+
+    system: str
+    user: str
+
+    def render(self, **values: str) -> list[BaseMessage]:
+        """Messages with `{name}` placeholders filled (literal braces are doubled)."""
+        return [
+            SystemMessage(self.system.format_map(values)),
+            HumanMessage(self.user.format_map(values)),
+        ]
+
+
+GUARD = PromptTemplate(
+    system="""\
+You are the front desk of a bot that answers questions about one graph database.
+The graph holds: {description}
+
+Decide whether the user's question can be answered from this graph.
+- "in_scope": the graph could answer it, even partly or with a count of zero. Lean towards
+  in scope for anything about the things, people and relationships above.
+- "out_of_scope": it is about something else entirely (general knowledge, chit-chat,
+  weather, coding help, other data sources).
+- "needs_clarification": it is about the graph but too vague to turn into one query
+  (for example "tell me about it" with nothing to refer to).
+
+When previous turns are given, first rewrite the latest question into a standalone question
+that names everything it refers to ("and which of those are tier 1?" becomes the full
+question). Without previous turns, the standalone question is the question itself.
+
+Reply with one JSON object and nothing else:
+{{"standalone_question": "...", "scope": "in_scope" | "out_of_scope" | "needs_clarification",
+ "reason": "short reason", "clarification": "question to ask back, or empty"}}""",
+    user="""{history}Question: {question}""",
+)
+
+HISTORY_TURN = """\
+Turn {n}:
+  question: {question}
+  standalone question: {standalone_question}
+  cypher: {cypher}
+  answer: {answer}
+"""
+
+GENERATE = PromptTemplate(
+    system="""\
+You write one read-only Cypher statement that answers a question about a graph database.
+Database: {dialect}.
+
+Rules:
+- Use only the labels, relationship types, properties and directions in the schema below.
+- Read only: MATCH, OPTIONAL MATCH, WITH, WHERE, RETURN, ORDER BY, SKIP, LIMIT, UNWIND.
+- Return names and other properties, not whole nodes or relationships.
+- Aggregate in the query (count, sum, avg, collect) rather than returning rows to count.
+- When you sort on a property, filter out nulls first: WHERE x.prop IS NOT NULL.
+- Give returned columns short readable aliases (AS team, AS services).
+- Return at most {row_limit} rows; add LIMIT when the question asks for a top or a sample.
+- Match names case-insensitively with toLower() unless a value hint gives the exact value.
+- One statement, no semicolon, no comments.
+- If the schema cannot answer the question, reply NO_DATA: followed by what is missing.
+
+Reply with the statement in a ```cypher code block and nothing else.
+
+Schema:
+{schema}""",
+    user="""{examples}{hints}Question: {question}""",
+)
+
+EXAMPLES_BLOCK = """\
+Verified examples for similar questions:
+{items}
+"""
+
+EXAMPLE_ITEM = """\
+Question: {question}
+```cypher
+{cypher}
+```
+"""
+
+HINTS_BLOCK = """\
+Values stored in the graph that match words of the question (use them exactly):
+{items}
+"""
+
+CORRECT = PromptTemplate(
+    system=GENERATE.system,
+    user="""{examples}{hints}Question: {question}
+
+This statement did not work:
+```cypher
+{cypher}
+```
+Problem: {error}
+
+Write a corrected statement that answers the question.""",
+)
+
+EVALUATE = PromptTemplate(
+    system="""\
+You check whether the result of a database query answers a question, and if it does, you
+answer the question from the result alone.
+
+- Use only the rows shown. Never add facts, names or numbers that are not in them.
+- Be concise: one to three sentences, or a short list. Name the numbers.
+- If the rows are empty but the query clearly asked the right thing, the answer is that the
+  graph has none ("No services depend on X in the graph."); that answers the question.
+- If the question asks for something the graph has no data on, say "The graph has no data
+  on ..." plainly.
+- If the rows do not answer the question (wrong columns, wrong filter, a likely misspelt
+  name, missing grouping), set answers_question to false and explain in feedback how the
+  query should change.
+
+Reply with one JSON object and nothing else:
+{{"answers_question": true | false, "answer": "the answer, or empty",
+ "feedback": "what to change in the query, or empty"}}""",
+    user="""\
+Query:
+```cypher
+{cypher}
+```
+Result ({row_note}):
+{rows}
+
+Question: {question}""",
+)
+
+REPAIR = """\
+Your reply could not be read as the JSON object asked for ({error}).
+Reply again with only that JSON object: no code fences, no text before or after."""
+
+
+def render_history(turns: Sequence[Turn], max_chars: int) -> str:
+    """Previous turns, newest kept when the text is too long; empty without turns."""
+    blocks: list[str] = []
+    used = 0
+    for n, turn in reversed(list(enumerate(turns, start=1))):
+        block = HISTORY_TURN.format(
+            n=n,
+            question=turn.question,
+            standalone_question=turn.standalone_question,
+            cypher=(turn.cypher or "(none)").replace("\n", " "),
+            answer=turn.answer[:300].replace("\n", " "),
+        )
+        if blocks and used + len(block) > max_chars:
+            break
+        blocks.append(block)
+        used += len(block)
+    if not blocks:
+        return ""
+    return "Previous turns:\n" + "".join(reversed(blocks)) + "\n"
+
+
+def render_examples(examples: Sequence[Example]) -> str:
+    """The few-shot block, or empty."""
+    if not examples:
+        return ""
+    items = "".join(
+        EXAMPLE_ITEM.format(question=e.question, cypher=e.cypher.strip()) for e in examples
+    )
+    return EXAMPLES_BLOCK.format(items=items) + "\n"
+
+
+def render_hints(hints: Sequence[tuple[str, str, str]]) -> str:
+    """(label, property, value) triples as `(:Label {prop: "value"})` lines, or empty."""
+    if not hints:
+        return ""
+    items = "".join(
+        f"- (:{label} {{{prop}: {json.dumps(value, ensure_ascii=False)}}})\n"
+        for label, prop, value in hints
+    )
+    return HINTS_BLOCK.format(items=items) + "\n"
+
+
+def render_rows(
+    columns: Sequence[str], rows: Sequence[Sequence[Any]], *, max_rows: int, max_chars: int
+) -> tuple[str, int]:
+    """Rows as one JSON array per line under a header, within both caps; (text, rows shown)."""
+    lines = [json.dumps(list(columns), ensure_ascii=False)]
+    used = len(lines[0])
+    shown = 0
+    for row in rows[:max_rows]:
+        line = json.dumps(list(row), ensure_ascii=False, default=str)
+        if used + len(line) + 1 > max_chars:
+            break
+        lines.append(line)
+        used += len(line) + 1
+        shown += 1
+    return "\n".join(lines), shown
+
+
+def repair_messages(messages: list[BaseMessage], reply: str, error: str) -> list[BaseMessage]:
+    """The original prompt, the unreadable reply, and a request to fix it."""
+    return [*messages, AIMessage(reply), HumanMessage(REPAIR.format(error=error[:300]))]

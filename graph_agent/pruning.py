@@ -1,0 +1,97 @@
+"""Pick the part of a large schema that matters for one question: matched labels + neighbours."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable, Sequence
+
+from graph_agent.graphdb.protocol import GraphSchema
+
+_CAMEL = re.compile(r"[A-Z]+(?=[A-Z][a-z])|[A-Z]?[a-z]+|[A-Z]+|\d+")
+_WORD = re.compile(r"[A-Za-z0-9]+")
+
+
+def stem(word: str) -> str:
+    """A crude English stem, enough to meet `teams`/`Team` and `dependencies`/`depends`."""
+    word = word.lower()
+    for suffix, repl in (("ies", "y"), ("sses", "ss"), ("es", ""), ("s", ""), ("ing", "")):
+        if word.endswith(suffix) and len(word) - len(suffix) >= 3:
+            return word[: -len(suffix)] + repl
+    return word
+
+
+def name_words(name: str) -> set[str]:
+    """Stems of the words in an identifier: `ServiceLevel`, `DEPENDS_ON`, `created_at`."""
+    words: list[str] = []
+    for part in re.split(r"[_\s\-]+", name):
+        words.extend(_CAMEL.findall(part) or [part])
+    return {stem(w) for w in words if len(w) > 1}
+
+
+def question_words(text: str) -> set[str]:
+    """Stems of the question's words."""
+    return {stem(w) for w in _WORD.findall(text) if len(w) > 1}
+
+
+def relevant_labels(
+    schema: GraphSchema,
+    question: str,
+    *,
+    limit: int,
+    boost: Iterable[str] = (),
+) -> list[str] | None:
+    """Labels to show for `question`, or None for the whole schema.
+
+    None when the schema has at most `limit` labels or nothing matches. Otherwise the labels
+    whose name, properties, relationship types or sample values share a word with the
+    question (plus `boost`: labels of value hints and examples), then their neighbours,
+    at most `limit` in all.
+    """
+    if len(schema.labels) <= limit:
+        return None
+    words = question_words(question)
+    known = {label.name for label in schema.labels}
+    score: dict[str, float] = {name: 0.0 for name in known}
+    # A property word most labels share (`name`, `id`) says nothing about which label is meant.
+    spread: dict[str, int] = {}
+    for label in schema.labels:
+        for word in {w for prop in label.properties for w in name_words(prop.name)}:
+            spread[word] = spread.get(word, 0) + 1
+    rare = {w for w, n in spread.items() if n <= max(3, len(schema.labels) // 10)}
+    for label in schema.labels:
+        if name_words(label.name) & words:
+            score[label.name] += 3
+        for prop in label.properties:
+            if name_words(prop.name) & words & rare:
+                score[label.name] += 0.5
+            if any(question_words(v) & words for v in prop.sample_values):
+                score[label.name] += 2
+    for rel in schema.relationships:
+        if name_words(rel.type) & words:
+            for end in (rel.start, rel.end):
+                if end in score:
+                    score[end] += 1.5
+    for name in boost:
+        if name in score:
+            score[name] += 3
+    seeds = sorted((n for n, s in score.items() if s > 0), key=lambda n: (-score[n], n))
+    if not seeds:
+        return None
+    picked = seeds[:limit]
+    chosen = set(picked)
+    neighbours: dict[str, int] = {}
+    for rel in schema.relationships:
+        for here, there in ((rel.start, rel.end), (rel.end, rel.start)):
+            if here in chosen and there not in chosen and there in known:
+                neighbours[there] = neighbours.get(there, 0) + max(rel.count, 1)
+    for name in sorted(neighbours, key=lambda n: (-neighbours[n], n)):
+        if len(picked) >= limit:
+            break
+        picked.append(name)
+    return picked
+
+
+def labels_in(names: Sequence[str], schema: GraphSchema) -> list[str]:
+    """The names that are labels of `schema`, in order."""
+    known = {label.name for label in schema.labels}
+    return [n for n in names if n in known]

@@ -1,0 +1,65 @@
+"""Pure routers: each reads the state and names the next node."""
+
+from __future__ import annotations
+
+from typing import Literal
+
+from graph_agent.state import AgentState
+
+
+def after_understand(
+    state: AgentState,
+) -> Literal["refuse", "clarify", "generate", "validate", "give_up"]:
+    """Refuse, ask back, reuse a verified statement, or write a new one."""
+    if state.get("fatal"):
+        return "give_up"
+    scope = state.get("scope", "in_scope")
+    if scope == "out_of_scope":
+        return "refuse"
+    if scope == "needs_clarification":
+        return "clarify"
+    if state.get("reused_example_id") is not None:
+        return "validate"
+    return "generate"
+
+
+def after_draft(state: AgentState) -> Literal["validate", "give_up", "__end__"]:
+    """After generate/correct: check the statement, or stop when the schema cannot answer."""
+    if state.get("fatal"):
+        return "give_up"
+    if state.get("outcome"):
+        return "__end__"
+    return "validate"
+
+
+def _retry(state: AgentState) -> Literal["correct", "give_up"]:
+    if state.get("attempt_count", 1) < state.get("max_attempts", 3):
+        return "correct"
+    return "give_up"
+
+
+def after_validate(state: AgentState) -> Literal["execute", "correct", "give_up"]:
+    """Run a checked statement; otherwise correct it while attempts remain."""
+    if state.get("fatal"):
+        return "give_up"
+    if state.get("last_error"):
+        return _retry(state)
+    return "execute"
+
+
+def after_execute(state: AgentState) -> Literal["evaluate", "correct", "give_up"]:
+    """Read the rows; otherwise correct while attempts remain."""
+    if state.get("fatal"):
+        return "give_up"
+    if state.get("last_error"):
+        return _retry(state)
+    return "evaluate"
+
+
+def after_evaluate(state: AgentState) -> Literal["correct", "give_up", "__end__"]:
+    """Done when answered; otherwise correct while attempts remain."""
+    if state.get("fatal"):
+        return "give_up"
+    if state.get("outcome"):
+        return "__end__"
+    return _retry(state)
