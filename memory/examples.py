@@ -376,6 +376,28 @@ class SqliteExampleStore:
 
         return self._conns.write(insert)
 
+    def add_many(
+        self,
+        pairs: Iterable[tuple[str, str]],
+        *,
+        source: ExampleSource,
+        status: ExampleStatus = "active",
+        schema_fingerprint: str | None = None,
+    ) -> int:
+        """Store many (question, Cypher) pairs in one transaction, skipping ones already
+        present; return how many were added."""
+        items = list(pairs)
+
+        def insert(db: Database) -> int:
+            added = 0
+            for question, cypher in items:
+                if _find(db, question, cypher) is None:
+                    _insert(db, question, cypher, source, status, None, schema_fingerprint)
+                    added += 1
+            return added
+
+        return self._conns.write(insert)
+
     def add_candidate(self, question: str, cypher: str, schema_fingerprint: str | None) -> int:
         """Record a self-healed (question, Cypher) pair as a candidate; return its id."""
         return self.add(
