@@ -1,0 +1,171 @@
+"""The Bolt app: `create_app` builds it around the agent and memory; `register_listeners` wires every listener."""
+
+from __future__ import annotations
+
+import logging
+from dataclasses import dataclass
+from typing import Any
+
+from slack_bolt import Ack, App
+from slack_bolt.error import BoltError
+from slack_sdk import WebClient
+from slack_sdk.errors import SlackApiError
+from slack_sdk.http_retry.builtin_handlers import RateLimitErrorRetryHandler
+
+from bot.delivery import Delivery
+from bot.listeners import command as slash
+from bot.listeners import ignored, mentions, messages, reactions
+from bot.progress import StatusSupport
+from bot.questions import AgentPort, BotDeps, Guards, SettingsGuards
+from bot.settings import Settings
+from memory import Memory
+
+logger = logging.getLogger(__name__)
+
+
+class SlackSetupError(Exception):
+    """The Slack settings are missing, malformed or refused; the message names the setting."""
+
+
+@dataclass
+class SlackBot:
+    """The Bolt app and what its listeners share (tests wait on `deps.delivery`)."""
+
+    app: App
+    deps: BotDeps
+
+    def close(self) -> None:
+        self.deps.delivery.shutdown(wait=True)
+
+
+def check_tokens(settings: Settings, *, socket_mode: bool) -> None:
+    """Raise `SlackSetupError` naming the setting when a token is missing or malformed."""
+    bot_token = settings.slack_bot_token.get_secret_value() if settings.slack_bot_token else ""
+    if not bot_token:
+        raise SlackSetupError("SLACK_BOT_TOKEN is not set: copy the xoxb-… Bot User OAuth Token.")
+    if not bot_token.startswith("xoxb-"):
+        raise SlackSetupError("SLACK_BOT_TOKEN must be a bot token starting with xoxb-.")
+    if socket_mode:
+        app_token = settings.slack_app_token.get_secret_value() if settings.slack_app_token else ""
+        if not app_token.startswith("xapp-"):
+            raise SlackSetupError(
+                "SLACK_APP_TOKEN must be an app-level token starting with xapp- "
+                "(Basic Information → App-Level Tokens, scope connections:write)."
+            )
+    else:
+        secret = settings.slack_signing_secret
+        if secret is None or not secret.get_secret_value().strip():
+            raise SlackSetupError(
+                "SLACK_SIGNING_SECRET is not set: HTTP mode needs it (Basic Information → "
+                "Signing Secret), or set SLACK_APP_TOKEN for Socket Mode."
+            )
+
+
+def web_client(settings: Settings) -> WebClient:
+    """The Web API client, retrying 429s after Slack's Retry-After."""
+    token = settings.slack_bot_token.get_secret_value() if settings.slack_bot_token else None
+    client = WebClient(token=token, base_url=settings.slack_api_url or WebClient.BASE_URL)
+    client.retry_handlers.append(RateLimitErrorRetryHandler(max_retry_count=3))
+    return client
+
+
+def create_bot(
+    settings: Settings,
+    agent: AgentPort,
+    memory: Memory,
+    *,
+    client: WebClient | None = None,
+    guards: Guards | None = None,
+    socket_mode: bool | None = None,
+) -> SlackBot:
+    """Build the app: auth.test for the bot's ids, the worker pool, every listener."""
+    if socket_mode is None:
+        socket_mode = settings.slack_app_token is not None
+    if client is None:
+        check_tokens(settings, socket_mode=socket_mode)
+        client = web_client(settings)
+    elif not any(isinstance(h, RateLimitErrorRetryHandler) for h in client.retry_handlers):
+        client.retry_handlers.append(RateLimitErrorRetryHandler(max_retry_count=3))
+    secret = (
+        settings.slack_signing_secret.get_secret_value() if settings.slack_signing_secret else None
+    )
+    try:
+        auth = client.auth_test()
+        app = App(
+            client=client,
+            signing_secret=secret,
+            process_before_response=True,
+            request_verification_enabled=not socket_mode,
+            logger=logging.getLogger("bot.bolt"),
+        )
+    except (SlackApiError, BoltError) as exc:
+        error = exc.response.get("error") if isinstance(exc, SlackApiError) else str(exc)
+        raise SlackSetupError(
+            f"Slack refused SLACK_BOT_TOKEN ({error}). Copy the Bot User OAuth Token again "
+            "after (re)installing the app."
+        ) from None
+    deps = BotDeps(
+        settings=settings,
+        agent=agent,
+        memory=memory,
+        delivery=Delivery(memory.events, workers=settings.workers),
+        guards=guards or SettingsGuards(settings),
+        status=StatusSupport(),
+        bot_user_id=str(auth.get("user_id", "")),
+        bot_id=str(auth.get("bot_id", "")),
+        team_id=str(auth.get("team_id", "")),
+    )
+    register_listeners(app, deps)
+    logger.info("Slack app ready as bot user %s in team %s", deps.bot_user_id, deps.team_id)
+    return SlackBot(app, deps)
+
+
+def create_app(
+    settings: Settings, agent: AgentPort, memory: Memory, *, client: WebClient | None = None
+) -> App:
+    """The Bolt app answering questions with `agent` and remembering in `memory`."""
+    return create_bot(settings, agent, memory, client=client).app
+
+
+def register_listeners(app: App, deps: BotDeps) -> None:
+    """Every listener of the app. Each is small: filter, claim, enqueue (the work runs later)."""
+
+    @app.event("app_mention")
+    def handle_mention(event: dict[str, Any], body: dict[str, Any], client: WebClient) -> None:
+        mentions.on_mention(deps, client, event, body)
+
+    @app.event("message")
+    def handle_message(event: dict[str, Any], body: dict[str, Any], client: WebClient) -> None:
+        messages.on_message(deps, client, event, body)
+
+    @app.event("reaction_added")
+    def handle_reaction_added(
+        event: dict[str, Any], body: dict[str, Any], client: WebClient
+    ) -> None:
+        reactions.on_reaction(deps, client, event, body, added=True)
+
+    @app.event("reaction_removed")
+    def handle_reaction_removed(
+        event: dict[str, Any], body: dict[str, Any], client: WebClient
+    ) -> None:
+        reactions.on_reaction(deps, client, event, body, added=False)
+
+    for name in ignored.IGNORED_EVENTS:
+        app.event(name)(ignored.ignore)
+
+    @app.command("/cypherbot")
+    def handle_command(ack: Ack, command: dict[str, Any]) -> None:
+        ack(**_ack_payload(deps, command))
+
+    @app.error
+    def handle_error(error: Exception, body: dict[str, Any]) -> None:
+        logger.error("listener error (%s) for %s", type(error).__name__, _describe(body))
+
+
+def _ack_payload(deps: BotDeps, command_body: dict[str, Any]) -> dict[str, Any]:
+    return slash.ack_payload(slash.command_reply(deps, str(command_body.get("text", ""))))
+
+
+def _describe(body: dict[str, Any]) -> str:
+    event = body.get("event") or {}
+    return str(event.get("type") or body.get("command") or body.get("type") or "request")

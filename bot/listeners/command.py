@@ -1,0 +1,47 @@
+"""`/cypherbot help|examples|schema`: quick answers only the asker sees."""
+
+from __future__ import annotations
+
+import logging
+from typing import Any
+
+from bot import render
+from bot.questions import BotDeps, help_message
+
+logger = logging.getLogger(__name__)
+
+USAGE = "Try `/cypherbot help`, `/cypherbot examples` or `/cypherbot schema`."
+
+
+def command_reply(deps: BotDeps, text: str) -> render.Rendered:
+    """The ephemeral reply to `/cypherbot <text>`."""
+    word = (text.strip().split() or ["help"])[0].lower()
+    if word == "help":
+        return help_message(deps)
+    if word == "examples":
+        return examples_message(deps)
+    if word == "schema":
+        try:
+            description = deps.agent.describe()
+        except Exception:
+            logger.warning("schema unavailable for /cypherbot schema", exc_info=True)
+            return render.notice(
+                "I can't read the graph's schema right now. Please try again later."
+            )
+        return render.notice(f"*The graph holds* {render.neutralise(description)}")
+    return render.notice(f"I don't know `{render.neutralise(word[:30])}`. {USAGE}")
+
+
+def examples_message(deps: BotDeps, limit: int = 10) -> render.Rendered:
+    taught = deps.memory.examples.list(status="active", limit=limit)
+    if not taught:
+        return render.notice("Nobody has taught me anything yet. React :+1: to a right answer!")
+    lines = []
+    for example in taught:
+        votes = f" (+{example.up_votes})" if example.up_votes else ""
+        lines.append(f"• {render.neutralise(render.truncate(example.question, 200))}{votes}")
+    return render.notice("*Questions I know a verified query for:*\n" + "\n".join(lines))
+
+
+def ack_payload(reply: render.Rendered) -> dict[str, Any]:
+    return {"response_type": "ephemeral", "text": reply.text, "blocks": reply.blocks}

@@ -1,0 +1,285 @@
+"""Slack rendering of answers, notices and errors: Block Kit built by pure functions within Slack's limits."""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+import re
+import secrets
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from graph_agent.result import AgentResult
+
+MAX_BLOCKS = 50
+SECTION_CHARS = 3000
+"""Slack's limit for a section's text."""
+SECTION_BUDGET = 2900
+"""What we fill a section with, leaving room for code fences."""
+FALLBACK_CHARS = 300
+"""The notification text that goes with blocks."""
+MAX_ANSWER_SECTIONS = 8
+"""Longer answers are cut (the reader gets ~23k characters and a note)."""
+MAX_TABLE_WIDTH = 100
+MAX_CELL_WIDTH = 30
+TEACH_HINT = "React :+1: if this is right — it teaches me"
+
+_BROADCAST = re.compile(r"@(channel|here|everyone)\b", re.IGNORECASE)
+_BOLD = re.compile(r"\*\*(.+?)\*\*")
+_HEADING = re.compile(r"^#{1,6}\s+(.+)$", re.MULTILINE)
+_FENCE = "```"
+_ZWSP = "\u200b"
+
+Block = dict[str, Any]
+
+
+@dataclass(frozen=True)
+class Rendered:
+    """One Slack message: notification text, blocks, and an optional CSV of the full result."""
+
+    text: str
+    blocks: list[Block] = field(default_factory=list)
+    csv: str | None = None
+    csv_name: str = "result.csv"
+
+
+# ---- text safety ------------------------------------------------------------------------
+
+
+def escape(text: str) -> str:
+    """Escape `& < >` so nothing in `text` becomes a link, mention or broadcast."""
+    return text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
+
+
+def neutralise(text: str) -> str:
+    """Escape, and break bare `@channel`/`@here`/`@everyone` so they can't notify anyone."""
+    return _BROADCAST.sub(lambda m: "@" + _ZWSP + m.group(1), escape(text))
+
+
+def to_mrkdwn(markdown: str) -> str:
+    """Model output (Markdown-ish) as safe Slack mrkdwn: `**b**`/headings → `*b*`."""
+    text = neutralise(markdown.strip())
+    text = _HEADING.sub(r"*\1*", text)
+    return _BOLD.sub(r"*\1*", text)
+
+
+def _defence(code: str) -> str:
+    """Text that cannot close a code block it is put in."""
+    return code.replace(_FENCE, "`" + _ZWSP + "``")
+
+
+def split_text(text: str, limit: int = SECTION_BUDGET) -> list[str]:
+    """Cut `text` into pieces of at most `limit` characters, at paragraph, line or word
+    boundaries where possible, never inside an `&amp;`-style entity."""
+    pieces: list[str] = []
+    rest = text
+    while len(rest) > limit:
+        window = rest[:limit]
+        cut = max(window.rfind("\n\n"), window.rfind("\n"), window.rfind(" "))
+        if cut < limit // 2:
+            cut = limit
+        amp = window.rfind("&", max(0, cut - 6), cut)
+        if amp != -1 and ";" not in window[amp:cut]:
+            cut = amp
+        pieces.append(rest[:cut].rstrip())
+        rest = rest[cut:].lstrip("\n ")
+    if rest or not pieces:
+        pieces.append(rest)
+    return pieces
+
+
+def truncate(text: str, limit: int) -> str:
+    return text if len(text) <= limit else text[: limit - 1].rstrip() + "…"
+
+
+# ---- tables -----------------------------------------------------------------------------
+
+
+def cell(value: Any) -> str:
+    """One value as table text: no newlines, JSON for lists/maps, blank for null."""
+    if value is None:
+        return ""
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, float):
+        return f"{value:.6g}"
+    if isinstance(value, dict | list | tuple):
+        text = json.dumps(value, ensure_ascii=False, default=str)
+    else:
+        text = str(value)
+    return " ".join(text.split())
+
+
+def table_preview(
+    columns: Sequence[str],
+    rows: Sequence[Sequence[Any]],
+    *,
+    max_rows: int = 15,
+    max_cell: int = MAX_CELL_WIDTH,
+    max_width: int = MAX_TABLE_WIDTH,
+) -> str:
+    """A fixed-width text table of the first `max_rows` rows, cell widths capped (unescaped)."""
+    if not columns:
+        return ""
+    shown = [[cell(v) for v in row] for row in rows[:max_rows]]
+    per_column = max(6, min(max_cell, (max_width - 2 * (len(columns) - 1)) // len(columns)))
+    widths = []
+    for i, name in enumerate(columns):
+        longest = max([len(name)] + [len(r[i]) for r in shown if i < len(r)])
+        widths.append(min(longest, per_column))
+
+    def line(values: Sequence[str]) -> str:
+        padded = [truncate(v, w).ljust(w) for v, w in zip(values, widths, strict=False)]
+        return "  ".join(padded).rstrip()
+
+    out = [line(list(columns)), "  ".join("-" * w for w in widths)]
+    out.extend(line(r + [""] * (len(columns) - len(r))) for r in shown)
+    return "\n".join(out)
+
+
+def csv_content(columns: Sequence[str], rows: Sequence[Sequence[Any]]) -> str:
+    buffer = io.StringIO()
+    writer = csv.writer(buffer)
+    writer.writerow(columns)
+    for row in rows:
+        writer.writerow(
+            [json.dumps(v, default=str) if isinstance(v, dict | list) else v for v in row]
+        )
+    return buffer.getvalue()
+
+
+# ---- blocks -----------------------------------------------------------------------------
+
+
+def section(mrkdwn: str) -> Block:
+    return {"type": "section", "text": {"type": "mrkdwn", "text": mrkdwn[:SECTION_CHARS]}}
+
+
+def context(mrkdwn: str) -> Block:
+    return {"type": "context", "elements": [{"type": "mrkdwn", "text": mrkdwn[:SECTION_CHARS]}]}
+
+
+def code_sections(code: str, *, label: str = "") -> list[Block]:
+    """Code (unescaped) in code-block sections, split to fit; `label` goes above the first."""
+    safe = escape(_defence(code))
+    budget = SECTION_BUDGET - len(label) - 10
+    blocks = []
+    for i, piece in enumerate(split_text(safe, budget)):
+        head = f"{label}\n" if label and i == 0 else ""
+        blocks.append(section(f"{head}{_FENCE}\n{piece}\n{_FENCE}"))
+    return blocks
+
+
+def _seconds(result: AgentResult) -> str:
+    total = result.total_ms / 1000
+    return f"{total:.1f} s" if total < 60 else f"{total / 60:.1f} min"
+
+
+def context_line(result: AgentResult, *, teach: bool = True) -> str:
+    attempts = max(1, len(result.attempts))
+    parts = [f"{attempts} attempt{'s' if attempts != 1 else ''}", _seconds(result)]
+    if result.reused_example_id is not None:
+        parts[0] = "verified query reused"
+    if teach:
+        parts.append(TEACH_HINT)
+    return " · ".join(parts)
+
+
+def answer_message(
+    result: AgentResult, *, rows_shown: int = 15, csv_upload: bool = True
+) -> Rendered:
+    """The bot's answer: text, a table preview, the Cypher and a context line."""
+    if result.outcome == "failed":
+        return error_message(result.error_kind or "failed", reference_id())
+    answer = to_mrkdwn(result.answer or "I have no answer to that.")
+    answer_pieces = split_text(answer)
+    if len(answer_pieces) > MAX_ANSWER_SECTIONS:
+        answer_pieces = answer_pieces[:MAX_ANSWER_SECTIONS]
+        answer_pieces[-1] = truncate(answer_pieces[-1], SECTION_BUDGET - 40) + "\n_(answer cut)_"
+    blocks: list[Block] = [section(p) for p in answer_pieces]
+    if result.outcome in ("out_of_scope", "needs_clarification") and result.suggestions:
+        bullets = "\n".join(f"• {neutralise(s)}" for s in result.suggestions[:5])
+        blocks.append(section(truncate(f"*You could ask:*\n{bullets}", SECTION_BUDGET)))
+    attachment = None
+    if result.columns and result.rows:
+        preview = table_preview(result.columns, result.rows, max_rows=rows_shown)
+        blocks.extend(code_sections(preview)[:3])
+        more = len(result.rows) - rows_shown
+        if more > 0 or result.truncated:
+            upload = csv_upload and (more > 0 or result.truncated)
+            note = f"Showing {min(rows_shown, len(result.rows))} of {len(result.rows)}"
+            note += "+ rows" if result.truncated else " rows"
+            note += " — the full result is attached as CSV." if upload else "."
+            blocks.append(context(note))
+            if upload:
+                attachment = csv_content(result.columns, result.rows)
+    if result.cypher:
+        blocks.extend(code_sections(result.cypher, label="*Query*")[:4])
+    if result.outcome in ("answered", "no_data"):
+        blocks.append(context(context_line(result, teach=result.outcome == "answered")))
+    blocks = _fit(blocks)
+    return Rendered(text=_fallback(result.answer), blocks=blocks, csv=attachment)
+
+
+def _fit(blocks: list[Block]) -> list[Block]:
+    """At most 50 blocks, keeping the last (the context line)."""
+    if len(blocks) <= MAX_BLOCKS:
+        return blocks
+    return [*blocks[: MAX_BLOCKS - 2], context("_(message cut to fit Slack)_"), blocks[-1]]
+
+
+def _fallback(text: str) -> str:
+    return truncate(neutralise(" ".join(text.split())), FALLBACK_CHARS) or "Answer"
+
+
+# ---- notices and errors -----------------------------------------------------------------
+
+ERROR_TEXTS: dict[str, str] = {
+    "llm_not_configured": "I can't answer questions yet: no language model is configured. "
+    "An admin can set `OPENAI_API_KEY`, or `OPENAI_BASE_URL` for a local server such as Ollama.",
+    "llm_error": "The language model I use didn't answer properly. Please try again in a minute.",
+    "llm_timeout": "The language model took too long to reply. Please try again in a minute.",
+    "graph_down": "I can't reach the graph database right now. Please try again later — "
+    "if it keeps happening, let the admin know.",
+    "query_timeout": "The query took too long on the database. Try a narrower question "
+    "(one person, one product, a shorter period).",
+    "deadline": "This question took me too long to work out. Try asking it more simply, "
+    "or in smaller steps.",
+    "busy": "I'm answering a lot of questions right now. Please ask again in a minute.",
+}
+DEFAULT_ERROR = "Something went wrong on my side while answering. Please try again."
+
+
+def reference_id() -> str:
+    """A short id to quote to an admin; it is also logged."""
+    return secrets.token_hex(3)
+
+
+def error_message(kind: str, reference: str) -> Rendered:
+    """A kind, specific error: what happened, what to try, a reference id. Never internals."""
+    text = ERROR_TEXTS.get(kind, DEFAULT_ERROR)
+    return Rendered(
+        text=truncate(text.replace("`", ""), FALLBACK_CHARS),
+        blocks=[section(f":warning: {text}"), context(f"Reference: `{reference}`")],
+    )
+
+
+def notice(mrkdwn: str) -> Rendered:
+    """A short message the bot wrote itself (guardrails, help); `mrkdwn` is trusted."""
+    return Rendered(
+        text=truncate(mrkdwn.replace("*", "").replace("`", ""), FALLBACK_CHARS),
+        blocks=[section(p) for p in split_text(mrkdwn)][:MAX_BLOCKS],
+    )
+
+
+def help_message(suggestions: Sequence[str], *, description: str | None = None) -> Rendered:
+    """What the bot answers, with example questions."""
+    lines = ["Ask me a question about the graph in plain words, and I'll query it for you."]
+    if description:
+        lines.append(neutralise(truncate(description, 600)))
+    if suggestions:
+        lines.append("*For example:*\n" + "\n".join(f"• {neutralise(s)}" for s in suggestions[:5]))
+    lines.append("Follow up in the thread, and react :+1: to a right answer to teach me.")
+    return notice("\n\n".join(lines))

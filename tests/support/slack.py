@@ -1,0 +1,146 @@
+"""Runs the real Bolt app over HTTP against the local Slack API emulator, for e2e tests and the bench."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from pydantic import SecretStr
+
+from bot.app import SlackBot, create_bot
+from bot.emulator import SlackEmulator
+from bot.http_server import SlackHTTPServer
+from bot.questions import AgentPort
+from bot.settings import Settings
+from memory import Memory, open_memory
+
+CHANNEL = "C0GENERAL"
+ALICE = "U0ALICE"
+BOB = "U0BOB"
+OTHER_BOT_USER = "U0OTHERBOT"
+OTHER_BOT_ID = "B0OTHERBOT"
+
+
+def test_settings(data_dir: Path, **overrides: Any) -> Settings:
+    """Settings for a test: no environment, no .env, generous rate limits."""
+    values: dict[str, Any] = {
+        "data_dir": data_dir,
+        "workers": 4,
+        "rate_per_minute": 10_000,
+        "rate_per_day": 100_000,
+        **overrides,
+    }
+    return Settings(_env_file=None, **values)  # type: ignore[call-arg]
+
+
+@dataclass
+class SlackRig:
+    """Emulator + app server + bot + memory, and helpers to talk to them."""
+
+    emulator: SlackEmulator
+    server: SlackHTTPServer
+    bot: SlackBot
+    memory: Memory
+    settings: Settings
+
+    @property
+    def bot_user(self) -> str:
+        return self.emulator.bot_user_id
+
+    def mention(
+        self, text: str, *, user: str = ALICE, channel: str = CHANNEL, thread_ts: str | None = None
+    ) -> dict[str, Any]:
+        message, _ = self.emulator.post_message(
+            user, channel, f"<@{self.bot_user}> {text}", thread_ts
+        )
+        return message
+
+    def say(
+        self, text: str, *, user: str = ALICE, channel: str = CHANNEL, thread_ts: str | None = None
+    ) -> dict[str, Any]:
+        message, _ = self.emulator.post_message(user, channel, text, thread_ts)
+        return message
+
+    def dm(self, text: str, *, user: str = ALICE, thread_ts: str | None = None) -> dict[str, Any]:
+        channel = self.emulator.open_dm(user).id
+        message, _ = self.emulator.post_message(user, channel, text, thread_ts)
+        return message
+
+    def answers(self, channel: str, thread_ts: str) -> list[dict[str, Any]]:
+        """The bot's finished messages in a thread (with blocks: not a placeholder)."""
+        return [m for m in self.emulator.bot_replies(channel, thread_ts) if m.get("blocks")]
+
+    def wait_answers(
+        self, channel: str, thread_ts: str, n: int = 1, timeout: float = 60.0
+    ) -> list[dict[str, Any]]:
+        self.emulator.wait_for(
+            lambda: len(self.answers(channel, thread_ts)) >= n,
+            timeout,
+            f"no answer #{n} in {channel}/{thread_ts}",
+        )
+        self.settle()
+        return self.answers(channel, thread_ts)
+
+    def settle(self, timeout: float = 60.0) -> None:
+        """Wait until the app's workers and the emulator's deliveries are all done."""
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            self.bot.deps.delivery.wait_idle(timeout)
+            self.emulator.wait_idle(timeout)
+            if self.bot.deps.delivery.in_flight == 0:
+                return
+        raise TimeoutError("the app did not settle")
+
+
+def answer_text(message: dict[str, Any]) -> str:
+    """All text of a message's blocks (sections and context)."""
+    parts = []
+    for block in message.get("blocks", []):
+        if "text" in block:
+            parts.append(block["text"]["text"])
+        for element in block.get("elements", []):
+            parts.append(element.get("text", ""))
+    return "\n".join(parts)
+
+
+@contextmanager
+def slack_rig(
+    agent: AgentPort,
+    data_dir: Path,
+    *,
+    memory: Memory | None = None,
+    status_supported: bool = True,
+    progress_interval_s: float = 1.0,
+    **settings_overrides: Any,
+) -> Iterator[SlackRig]:
+    """Start emulator, memory, app and its HTTP server; stop them all afterwards."""
+    emulator = SlackEmulator(status_supported=status_supported).start()
+    emulator.add_user(ALICE, "alice")
+    emulator.add_user(BOB, "bob")
+    emulator.add_user(OTHER_BOT_USER, "otherbot", is_bot=True, bot_id=OTHER_BOT_ID)
+    emulator.add_channel(CHANNEL, "general", members=[ALICE, BOB, OTHER_BOT_USER])
+    settings = test_settings(
+        data_dir,
+        slack_bot_token=SecretStr(emulator.bot_token),
+        slack_signing_secret=SecretStr(emulator.signing_secret),
+        slack_api_url=emulator.api_url,
+        **settings_overrides,
+    )
+    own_memory = memory is None
+    mem = memory or open_memory(settings.memory_path)
+    bot = create_bot(settings, agent, mem, socket_mode=False)
+    bot.deps.progress_interval_s = progress_interval_s
+    server = SlackHTTPServer(bot.app, host="127.0.0.1", port=0, health={"memory": mem.ping}).start()
+    emulator.app_url = server.events_url
+    try:
+        yield SlackRig(emulator, server, bot, mem, settings)
+    finally:
+        server.stop()
+        bot.close()
+        emulator.stop()
+        if own_memory:
+            mem.close()
