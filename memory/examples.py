@@ -807,7 +807,10 @@ def _read_entries(path: Path) -> list[tuple[int, dict[str, Any]]]:
     text = path.read_text(encoding="utf-8")
     entries: list[tuple[int, dict[str, Any]]] = []
     if path.suffix.lower() in (".yaml", ".yml"):
-        data = yaml.safe_load(text) or []
+        try:
+            data = yaml.safe_load(text) or []
+        except yaml.YAMLError as exc:
+            raise ValueError(f"{path} is not valid YAML: {exc}") from exc
         if isinstance(data, dict):
             data = data.get("examples", [])
         if not isinstance(data, list):

@@ -16,7 +16,15 @@ from memory import Example, ExampleSource, ExampleStatus, Memory, open_memory
 
 log = logging.getLogger(__name__)
 
-console = Console()
+
+class _Output:
+    """stdout as a rich Console, looked up per call so test runners that swap stdout see it."""
+
+    def print(self, *objects: object, **kwargs: Any) -> None:
+        Console().print(*objects, **kwargs)
+
+
+console = _Output()
 memory_app = typer.Typer(help="The bot's memory of conversations: retention and privacy.")
 examples_app = typer.Typer(help="Few-shot examples: list, inspect, add, retire, import, export.")
 
@@ -219,7 +227,11 @@ def import_examples(
 ) -> None:
     """Import seed examples, each validated on the current graph engine first."""
     with _validator() as validate, _memory() as mem:
-        report = mem.examples.import_file(file, validate)
+        try:
+            report = mem.examples.import_file(file, validate)
+        except (ValueError, UnicodeDecodeError) as exc:
+            console.print(f"[red]Cannot import[/red] {file}: {exc}")
+            raise typer.Exit(1) from None
     console.print(
         f"Imported {len(report.imported)}, already present {len(report.already_present)}, "
         f"invalid {len(report.invalid)}."
