@@ -55,7 +55,11 @@ class Connections:
         return db
 
     def _connect(self) -> Database:
-        conn = sqlite3.connect(str(self.path), timeout=BUSY_TIMEOUT_MS / 1000)
+        # Each thread uses only its own connection; check_same_thread=False is what lets
+        # close() shut all of them from whichever thread ends the Memory.
+        conn = sqlite3.connect(
+            str(self.path), timeout=BUSY_TIMEOUT_MS / 1000, check_same_thread=False
+        )
         db = Database(conn, execute_plugins=False)
         db.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}")
         db.execute("PRAGMA foreign_keys = ON")
@@ -104,8 +108,8 @@ class Connections:
         with self._lock:
             self._closed = True
             for db in self._all:
-                # Already closed, or owned by a thread sqlite3 will not let us touch: the OS
-                # releases it at exit either way.
+                # A connection that is already closed, or busy in a thread that is still
+                # running, is released by the OS at exit either way.
                 with contextlib.suppress(sqlite3.Error):
                     db.close()
             self._all.clear()
