@@ -87,3 +87,34 @@ class ScriptedChatModel(BaseChatModel):
             },
         )
         return ChatResult(generations=[ChatGeneration(message=message)])
+
+
+# --- replies in the shapes the agent asks for ----------------------------------------------
+
+
+def guard_reply(
+    scope: str = "in_scope", standalone: str = "", reason: str = "ok", clarification: str = ""
+) -> str:
+    """The guard's JSON decision."""
+    import json
+
+    return json.dumps(
+        {
+            "standalone_question": standalone,
+            "scope": scope,
+            "reason": reason,
+            "clarification": clarification,
+        }
+    )
+
+
+def cypher_reply(statement: str) -> str:
+    """A generate/correct reply: the statement in a fenced block."""
+    return f"```cypher\n{statement}\n```"
+
+
+def evaluation_reply(answers: bool = True, answer: str = "", feedback: str = "") -> str:
+    """The evaluate+answer step's JSON verdict."""
+    import json
+
+    return json.dumps({"answers_question": answers, "answer": answer, "feedback": feedback})

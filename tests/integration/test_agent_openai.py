@@ -1,0 +1,120 @@
+"""`cypherbot ask` through a real HTTP round trip: langchain-openai against a fake OpenAI server."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from typer.testing import CliRunner
+
+import bot.cli
+from graph_agent.agent import Agent
+from graph_agent.examples import InMemoryExampleStore
+from graph_agent.graphdb import GraphDB
+from graph_agent.llm import make_llms
+from tests.support.fake_openai import Failure, FakeOpenAI
+from tests.support.scripted_llm import cypher_reply, evaluation_reply, guard_reply
+
+TEAM_SIZES = (
+    "MATCH (p:Person)-[:MEMBER_OF]->(t:Team) "
+    "RETURN t.name AS team, count(p) AS people ORDER BY people DESC LIMIT 3"
+)
+
+
+def respond(messages: list[dict[str, Any]]) -> str:
+    system = str(messages[0]["content"])
+    if system.startswith("You are the front desk"):
+        return guard_reply()
+    if system.startswith("You write one read-only Cypher"):
+        return cypher_reply(TEAM_SIZES)
+    return evaluation_reply(answer="Notifications has the most people (11).")
+
+
+@pytest.fixture
+def fake() -> Iterator[FakeOpenAI]:
+    with FakeOpenAI(respond=respond).running() as server:
+        yield server
+
+
+@pytest.fixture
+def cli_env(
+    monkeypatch: pytest.MonkeyPatch, demo_db: GraphDB, graph_data_dir: Path, fake: FakeOpenAI
+) -> None:
+    monkeypatch.setattr(bot.cli, "_settings", None)
+    monkeypatch.setenv("DATA_DIR", str(graph_data_dir))
+    monkeypatch.setenv("GRAPH_URL", "embedded")
+    monkeypatch.setenv("GRAPH_NAME", "demo")
+    monkeypatch.setenv("OPENAI_BASE_URL", fake.base_url)
+    monkeypatch.setenv("LLM_MODEL", "local-test")
+    monkeypatch.setenv("LLM_MAX_RETRIES", "2")
+    monkeypatch.delenv("OPENAI_API_KEY", raising=False)
+
+
+def test_cli_ask_answers_through_http_and_retries_a_500(cli_env: None, fake: FakeOpenAI) -> None:
+    fake.failures.append(Failure(status=500))
+    outcome = CliRunner().invoke(
+        bot.cli.app, ["ask", "Which teams have the most people?", "--json", "--no-memory"]
+    )
+    assert outcome.exit_code == 0, outcome.output
+    result = json.loads(outcome.stdout)
+    assert result["outcome"] == "answered"
+    assert result["answer"] == "Notifications has the most people (11)."
+    assert result["cypher"] == TEAM_SIZES
+    assert result["rows"][0] == ["Notifications", 11]
+    assert result["llm_calls"] == 3
+    assert result["prompt_tokens"] > 0  # usage came back through langchain-openai
+    # One 500, retried by the client, then guard, generate, evaluate.
+    assert len(fake.requests) == 4
+    assert fake.requests[0] == fake.requests[1]
+    assert {r["model"] for r in fake.requests} == {"local-test"}
+    assert all(r["temperature"] == 0 for r in fake.requests)
+
+
+def test_cli_ask_prints_answer_cypher_rows_and_timings(cli_env: None) -> None:
+    outcome = CliRunner().invoke(
+        bot.cli.app, ["ask", "Which teams have the most people?", "--no-memory"]
+    )
+    assert outcome.exit_code == 0, outcome.output
+    out = outcome.stdout
+    assert "Notifications has the most people (11)." in out
+    assert "MEMBER_OF" in out and "Checkout" in out
+    assert "LLM calls: 3 (guard, generate, evaluate)" in out
+    assert "Time:" in out
+
+
+def test_json_object_mode_sends_response_format(demo_db: GraphDB, fake: FakeOpenAI) -> None:
+    from graph_agent.config import AgentConfig
+
+    llms = make_llms(
+        api_key="sk-test", base_url=fake.base_url, model="m", fast_model="small",
+        timeout_s=5, max_retries=0,
+    )  # fmt: skip
+    agent = Agent(demo_db, llms, InMemoryExampleStore(), AgentConfig(json_mode="json_object"))
+    result = agent.run("Which teams have the most people?")
+    assert result.outcome == "answered"
+    guard, generate, evaluate = fake.requests
+    assert guard["response_format"] == {"type": "json_object"} and guard["model"] == "small"
+    assert "response_format" not in generate and generate["model"] == "m"
+    assert evaluate["response_format"] == {"type": "json_object"}
+
+
+def test_slow_server_gives_llm_timeout(demo_db: GraphDB, fake: FakeOpenAI) -> None:
+    fake.failures.append(Failure(status=200, delay_s=2.0))
+    llms = make_llms(
+        api_key=None, base_url=fake.base_url, model="m", fast_model=None,
+        timeout_s=0.3, max_retries=0,
+    )  # fmt: skip
+    result = Agent(demo_db, llms, InMemoryExampleStore()).run("Which teams?")
+    assert result.outcome == "failed" and result.error_kind == "llm_timeout"
+
+
+def test_make_llms_is_none_without_key_or_url() -> None:
+    assert (
+        make_llms(
+            api_key=None, base_url=None, model="m", fast_model=None, timeout_s=1, max_retries=0
+        )
+        is None
+    )

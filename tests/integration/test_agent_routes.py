@@ -1,0 +1,444 @@
+"""Every route of the agent on the real embedded demo graph, with the scripted chat model."""
+
+from __future__ import annotations
+
+import threading
+from typing import Any, cast
+
+import pytest
+
+from graph_agent.agent import Agent
+from graph_agent.config import AgentConfig
+from graph_agent.examples import InMemoryExampleStore
+from graph_agent.graphdb import GraphDB
+from graph_agent.llm import LLMs
+from graph_agent.result import ProgressEvent
+from guardrails.cypher_policy import CypherPolicy
+from memory.types import Turn
+from tests.support.scripted_llm import (
+    ScriptedChatModel,
+    cypher_reply,
+    evaluation_reply,
+    guard_reply,
+)
+
+TEAM_SIZES = (
+    "MATCH (p:Person)-[:MEMBER_OF]->(t:Team) "
+    "RETURN t.name AS team, count(p) AS people ORDER BY people DESC LIMIT 3"
+)
+POSTGRES_TEAMS = (
+    "MATCH (t:Team)-[:OWNS]->(:Service)-[:USES]->(x:Technology {name: 'PostgreSQL'}) "
+    "RETURN DISTINCT t.name AS team ORDER BY team"
+)
+
+
+class SpyDB:
+    """Delegates to the demo graph and records every statement that reaches the engine."""
+
+    def __init__(self, db: GraphDB) -> None:
+        self._db = db
+        self.validated: list[str] = []
+        self.ran: list[str] = []
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._db, name)
+
+    def validate(self, cypher: str) -> Any:
+        self.validated.append(cypher)
+        return self._db.validate(cypher)
+
+    def run_read(self, cypher: str, params: Any = None, **kw: Any) -> Any:
+        self.ran.append(cypher)
+        return self._db.run_read(cypher, params, **kw)
+
+
+@pytest.fixture
+def spy(demo_db: GraphDB) -> SpyDB:
+    return SpyDB(demo_db)
+
+
+@pytest.fixture
+def store() -> InMemoryExampleStore:
+    return InMemoryExampleStore()
+
+
+def make_agent(
+    spy: SpyDB,
+    model: ScriptedChatModel | None,
+    store: InMemoryExampleStore,
+    **config: Any,
+) -> Agent:
+    llms = LLMs(cypher=model, fast=model) if model is not None else None
+    return Agent(cast(GraphDB, spy), llms, store, AgentConfig(**config))
+
+
+def steps(model: ScriptedChatModel) -> list[str]:
+    """Which prompt each call was, by the system prompt's opening words."""
+    kinds = []
+    for call in model.calls:
+        system = str(call[0].content)
+        if system.startswith("You are the front desk"):
+            kinds.append("guard")
+        elif system.startswith("You write one read-only Cypher"):
+            last = str(call[-1].content)
+            kinds.append("correct" if "did not work" in last else "generate")
+        elif system.startswith("You check whether"):
+            kinds.append("evaluate")
+        else:
+            kinds.append("?")
+        if len(call) > 2:
+            kinds[-1] += ":repair"
+    return kinds
+
+
+def test_happy_path_makes_exactly_three_llm_calls(spy: SpyDB, store: InMemoryExampleStore) -> None:
+    model = ScriptedChatModel(
+        replies=[
+            guard_reply(),
+            cypher_reply(TEAM_SIZES),
+            evaluation_reply(answer="Notifications, Mobile and Checkout have 11 people each."),
+        ]
+    )
+    events: list[ProgressEvent] = []
+    result = make_agent(spy, model, store).run(
+        "Which teams have the most people?", on_progress=events.append
+    )
+    assert result.outcome == "answered"
+    assert result.answer.startswith("Notifications")
+    assert result.columns == ["team", "people"]
+    assert len(result.rows) == 3
+    assert steps(model) == ["guard", "generate", "evaluate"]
+    assert result.llm_calls == 3
+    assert result.llm_steps == ["guard", "generate", "evaluate"]
+    assert result.prompt_tokens > 0 and result.completion_tokens > 0
+    assert [e.step for e in events] == ["understand", "generate", "validate", "execute", "evaluate"]
+    assert events[1].text == "Writing a query…"
+    assert {"understand", "generate", "validate", "execute", "evaluate", "llm"} <= set(
+        result.timings_ms
+    )
+    assert result.attempts[-1].stage == "ok" and len(result.attempts) == 1
+    assert not result.self_healed and store.examples == []
+
+
+def test_no_history_means_no_rewrite(spy: SpyDB, store: InMemoryExampleStore) -> None:
+    model = ScriptedChatModel(
+        replies=[
+            # A model may paraphrase even without history; the question stays as asked.
+            guard_reply(standalone="Something else entirely"),
+            cypher_reply(TEAM_SIZES),
+            evaluation_reply(answer="ok"),
+        ]
+    )
+    result = make_agent(spy, model, store).run("Which teams have the most people?")
+    assert result.standalone_question == "Which teams have the most people?"
+    assert "Previous turns" not in model.prompts[0]
+    assert "Question: Which teams have the most people?" in model.prompts[1]
+
+
+def test_follow_up_is_rewritten_from_previous_turns(
+    spy: SpyDB, store: InMemoryExampleStore
+) -> None:
+    history = [
+        Turn(
+            question="Which teams own services that use Postgres?",
+            standalone_question="Which teams own services that use PostgreSQL?",
+            cypher=POSTGRES_TEAMS,
+            answer="Checkout and Payments.",
+        )
+    ]
+    standalone = "Which of the teams owning PostgreSQL services are in the Platform department?"
+    model = ScriptedChatModel(
+        replies=[
+            guard_reply(standalone=standalone),
+            cypher_reply(
+                "MATCH (t:Team {department: 'Platform'})-[:OWNS]->(:Service)-[:USES]->"
+                "(:Technology {name: 'PostgreSQL'}) RETURN DISTINCT t.name AS team"
+            ),
+            evaluation_reply(answer="ok"),
+        ]
+    )
+    result = make_agent(spy, model, store).run(
+        "and which of those are in Platform?", history=history
+    )
+    assert steps(model) == ["guard", "generate", "evaluate"]
+    guard_prompt = model.prompts[0]
+    assert "Which teams own services that use Postgres?" in guard_prompt
+    assert POSTGRES_TEAMS in guard_prompt
+    assert guard_prompt.endswith("Question: and which of those are in Platform?")
+    assert result.standalone_question == standalone
+    assert model.prompts[1].endswith(f"Question: {standalone}")
+
+
+def test_out_of_scope_refuses_helpfully_without_running_cypher(
+    spy: SpyDB, store: InMemoryExampleStore
+) -> None:
+    model = ScriptedChatModel(replies=[guard_reply("out_of_scope", reason="weather")])
+    result = make_agent(spy, model, store).run("What's the weather in Paris?")
+    assert result.outcome == "out_of_scope"
+    assert result.cypher is None and spy.ran == [] and spy.validated == []
+    assert 2 <= len(result.suggestions) <= 3
+    for suggestion in result.suggestions:
+        assert suggestion in result.answer
+    assert "people" in result.answer  # the description says what the graph holds
+    assert result.llm_calls == 1
+
+
+def test_needs_clarification_asks_back(spy: SpyDB, store: InMemoryExampleStore) -> None:
+    model = ScriptedChatModel(
+        replies=[guard_reply("needs_clarification", clarification="Which team do you mean?")]
+    )
+    result = make_agent(spy, model, store).run("tell me about it")
+    assert result.outcome == "needs_clarification"
+    assert result.answer.startswith("Which team do you mean?")
+    assert result.suggestions and spy.ran == []
+
+
+def test_syntax_error_is_corrected_and_handed_off_as_self_healed(
+    spy: SpyDB, store: InMemoryExampleStore
+) -> None:
+    model = ScriptedChatModel(
+        replies=[
+            guard_reply(),
+            cypher_reply("MATCH (p:Person)-[:MEMBER_OF]->(t:Team RETURN t.name, count(p)"),
+            cypher_reply(TEAM_SIZES),
+            evaluation_reply(answer="ok"),
+        ]
+    )
+    result = make_agent(spy, model, store).run("Which teams have the most people?")
+    assert result.outcome == "answered"
+    assert steps(model) == ["guard", "generate", "correct", "evaluate"]
+    assert [a.stage for a in result.attempts] == ["validate", "ok"]
+    assert result.attempts[0].error and "rejected" in result.attempts[0].error
+    assert "did not work" in model.prompts[2] and "rejected" in model.prompts[2]
+    assert result.self_healed
+    (candidate,) = store.examples
+    assert candidate.status == "candidate" and candidate.source == "self_healed"
+    assert candidate.question == "Which teams have the most people?"
+    assert candidate.cypher == result.cypher
+    assert candidate.schema_fingerprint
+
+
+def test_empty_rows_get_evaluator_feedback_then_correction(
+    spy: SpyDB, store: InMemoryExampleStore
+) -> None:
+    model = ScriptedChatModel(
+        replies=[
+            guard_reply(),
+            cypher_reply(POSTGRES_TEAMS.replace("PostgreSQL", "Postgres")),
+            evaluation_reply(False, feedback="No rows: the technology is named 'PostgreSQL'."),
+            cypher_reply(POSTGRES_TEAMS),
+            evaluation_reply(answer="Several teams."),
+        ]
+    )
+    result = make_agent(spy, model, store).run("Which teams use Postgres?")
+    assert result.outcome == "answered" and result.rows
+    assert steps(model) == ["guard", "generate", "evaluate", "correct", "evaluate"]
+    assert [a.stage for a in result.attempts] == ["evaluate", "ok"]
+    assert "named 'PostgreSQL'" in model.prompts[3]
+    assert result.self_healed and len(store.examples) == 1
+
+
+def test_write_statement_is_refused_before_the_engine(
+    spy: SpyDB, store: InMemoryExampleStore
+) -> None:
+    model = ScriptedChatModel(
+        replies=[
+            guard_reply(),
+            cypher_reply("MATCH (p:Person) DETACH DELETE p"),
+            cypher_reply(TEAM_SIZES),
+            evaluation_reply(answer="ok"),
+        ]
+    )
+    result = make_agent(spy, model, store).run("Which teams have the most people?")
+    assert result.outcome == "answered"
+    assert result.attempts[0].stage == "policy"
+    assert all("DELETE" not in q for q in spy.validated + spy.ran)
+
+
+def test_attempts_exhausted_fail_honestly(spy: SpyDB, store: InMemoryExampleStore) -> None:
+    bad = cypher_reply("MATCH (p:Person RETURN p")
+    model = ScriptedChatModel(replies=[guard_reply(), bad, bad, bad])
+    result = make_agent(spy, model, store, max_attempts=3).run("Who is everyone?")
+    assert result.outcome == "failed"
+    assert result.error_kind == "attempts_exhausted"
+    assert len(result.attempts) == 3
+    assert "3 attempts" in result.answer and "rephras" in result.answer
+    assert steps(model) == ["guard", "generate", "correct", "correct"]
+    assert spy.ran == []
+
+
+def test_schema_check_catches_unknown_label_and_fixes_direction(
+    spy: SpyDB, store: InMemoryExampleStore
+) -> None:
+    model = ScriptedChatModel(
+        replies=[
+            guard_reply(),
+            cypher_reply("MATCH (e:Employee)-[:MEMBER_OF]->(t:Team) RETURN t.name, count(e)"),
+            # Wrong way round: the graph has (:Person)-[:MEMBER_OF]->(:Team) only.
+            cypher_reply(
+                "MATCH (t:Team)-[:MEMBER_OF]->(p:Person) "
+                "RETURN t.name AS team, count(p) AS people ORDER BY people DESC"
+            ),
+            evaluation_reply(answer="ok"),
+        ]
+    )
+    result = make_agent(spy, model, store).run("How many people per team?")
+    assert result.attempts[0].stage == "schema"
+    assert "Employee" in (result.attempts[0].error or "")
+    assert spy.validated[0].startswith("MATCH (t:Team)<-[:MEMBER_OF]-(p:Person)")
+    assert result.outcome == "answered" and len(result.rows) == 11
+
+
+def test_malformed_json_is_repaired_once_then_falls_back(
+    spy: SpyDB, store: InMemoryExampleStore
+) -> None:
+    model = ScriptedChatModel(
+        replies=[
+            "Sure! The scope is in scope.",  # guard: unreadable
+            "{'scope': in_scope",  # repair: still unreadable → fallback: in scope
+            cypher_reply(TEAM_SIZES),
+            '```json\n{"answers_question": true, "answer": "Notifications leads."',  # broken
+            evaluation_reply(answer="Notifications leads."),  # repaired
+        ]
+    )
+    result = make_agent(spy, model, store).run("Which teams have the most people?")
+    assert steps(model) == ["guard", "guard:repair", "generate", "evaluate", "evaluate:repair"]
+    assert "could not be read" in model.prompts[1]
+    assert result.outcome == "answered" and result.answer == "Notifications leads."
+    assert result.llm_steps == ["guard", "guard:repair", "generate", "evaluate", "evaluate:repair"]
+
+
+def test_unreadable_evaluation_falls_back_to_the_rows(
+    spy: SpyDB, store: InMemoryExampleStore
+) -> None:
+    model = ScriptedChatModel(
+        replies=[guard_reply(), cypher_reply(TEAM_SIZES), "nope", "still nope"]
+    )
+    result = make_agent(spy, model, store).run("Which teams have the most people?")
+    assert result.outcome == "answered"
+    assert "team: Notifications" in result.answer
+
+
+def test_llm_timeout_is_a_clear_failure(spy: SpyDB, store: InMemoryExampleStore) -> None:
+    model = ScriptedChatModel(replies=[guard_reply(), TimeoutError("read timed out")])
+    result = make_agent(spy, model, store).run("Which teams have the most people?")
+    assert result.outcome == "failed" and result.error_kind == "llm_timeout"
+    assert "took too long" in result.answer
+
+
+def test_slow_llm_hits_the_question_deadline(spy: SpyDB, store: InMemoryExampleStore) -> None:
+    model = ScriptedChatModel(replies=[guard_reply()], delay_s=0.5)
+    result = make_agent(spy, model, store, question_deadline_s=0.2).run("Which teams?")
+    assert result.outcome == "failed" and result.error_kind in ("llm_timeout", "deadline")
+
+
+def test_llm_error_is_a_clear_failure(spy: SpyDB, store: InMemoryExampleStore) -> None:
+    model = ScriptedChatModel(replies=[ConnectionError("connection refused")])
+    result = make_agent(spy, model, store).run("Which teams have the most people?")
+    assert result.outcome == "failed" and result.error_kind == "llm_error"
+    assert "LLM settings" in result.answer
+
+
+def test_value_hints_reach_the_prompt_for_a_synonym(
+    spy: SpyDB, store: InMemoryExampleStore
+) -> None:
+    model = ScriptedChatModel(
+        replies=[guard_reply(), cypher_reply(POSTGRES_TEAMS), evaluation_reply(answer="ok")]
+    )
+    make_agent(spy, model, store).run("Which teams run Postgres?")
+    assert '(:Technology {name: "PostgreSQL"})' in model.prompts[1]
+
+
+def test_examples_reach_the_generate_prompt(spy: SpyDB, store: InMemoryExampleStore) -> None:
+    store.add("Which teams own services that use PostgreSQL?", POSTGRES_TEAMS, source="thumbs_up")
+    model = ScriptedChatModel(
+        replies=[guard_reply(), cypher_reply(POSTGRES_TEAMS), evaluation_reply(answer="ok")]
+    )
+    result = make_agent(spy, model, store).run("Which teams use PostgreSQL for services?")
+    assert POSTGRES_TEAMS in model.prompts[1]
+    assert result.example_ids == [1]
+    assert store.examples[0].times_used == 1
+
+
+def test_exact_question_reuses_verified_cypher(spy: SpyDB, store: InMemoryExampleStore) -> None:
+    store.add("Which teams have the most people?", TEAM_SIZES, source="admin")
+    model = ScriptedChatModel(replies=[evaluation_reply(answer="Notifications.")])
+    result = make_agent(spy, model, store).run("which teams have the MOST people")
+    assert steps(model) == ["evaluate"]
+    assert result.reused_example_id == 1 and result.example_ids == [1]
+    assert result.cypher == TEAM_SIZES and result.outcome == "answered"
+    assert spy.validated == [TEAM_SIZES]  # still validated
+
+
+def test_near_miss_does_not_reuse(spy: SpyDB, store: InMemoryExampleStore) -> None:
+    store.add("Which teams have the most people?", TEAM_SIZES, source="admin")
+    model = ScriptedChatModel(
+        replies=[guard_reply(), cypher_reply(TEAM_SIZES), evaluation_reply(answer="ok")]
+    )
+    result = make_agent(spy, model, store).run("Which teams have the most senior people?")
+    assert steps(model) == ["guard", "generate", "evaluate"]
+    assert result.reused_example_id is None
+
+
+def test_reused_query_is_answered_offline_without_llm(
+    spy: SpyDB, store: InMemoryExampleStore
+) -> None:
+    store.add("Which teams have the most people?", TEAM_SIZES, source="seed")
+    result = make_agent(spy, None, store).run("Which teams have the most people?")
+    assert result.outcome == "answered" and result.llm_calls == 0
+    assert result.reused_example_id == 1
+    assert "team: Notifications, people: 11" in result.answer
+
+
+def test_without_llm_other_questions_name_the_settings(
+    spy: SpyDB, store: InMemoryExampleStore
+) -> None:
+    result = make_agent(spy, None, store).run("Which teams have the most people?")
+    assert result.outcome == "failed" and result.error_kind == "llm_not_configured"
+    assert "OPENAI_BASE_URL" in result.answer and "OPENAI_API_KEY" in result.answer
+
+
+def test_schema_cannot_answer_says_no_data(spy: SpyDB, store: InMemoryExampleStore) -> None:
+    model = ScriptedChatModel(replies=[guard_reply(), "NO_DATA: awards won by people"])
+    result = make_agent(spy, model, store).run("Which engineer won the most awards?")
+    assert result.outcome == "no_data"
+    assert result.answer == "The graph has no data on awards won by people"
+    assert spy.ran == []
+
+
+def test_hidden_labels_per_call_are_refused(spy: SpyDB, store: InMemoryExampleStore) -> None:
+    model = ScriptedChatModel(
+        replies=[
+            guard_reply(),
+            cypher_reply("MATCH (i:Incident) RETURN count(i) AS incidents"),
+            cypher_reply("MATCH (s:Service) RETURN count(s) AS services"),
+            evaluation_reply(answer="ok"),
+        ]
+    )
+    policy = CypherPolicy(hidden_labels=frozenset({"Incident"}))
+    result = make_agent(spy, model, store).run("How many incidents?", policy=policy)
+    assert result.attempts[0].stage in ("policy", "schema")
+    assert "(:Incident)" not in model.prompts[1]
+    assert all("Incident" not in q for q in spy.ran)
+
+
+def test_run_is_safe_from_worker_threads(spy: SpyDB, store: InMemoryExampleStore) -> None:
+    def respond(messages: list[Any]) -> str:
+        system = str(messages[0].content)
+        if system.startswith("You are the front desk"):
+            return guard_reply()
+        if system.startswith("You write"):
+            return cypher_reply(TEAM_SIZES)
+        return evaluation_reply(answer="ok")
+
+    agent = make_agent(spy, ScriptedChatModel(responder=respond), store)
+    outcomes: list[str] = []
+    threads = [
+        threading.Thread(target=lambda: outcomes.append(agent.run("Which teams?").outcome))
+        for _ in range(4)
+    ]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert outcomes == ["answered"] * 4

@@ -1,0 +1,123 @@
+"""A tiny OpenAI-compatible HTTP server for tests: /v1/chat/completions from a table or a function."""
+
+from __future__ import annotations
+
+import json
+import threading
+import time
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any
+
+Messages = list[dict[str, Any]]
+
+
+@dataclass
+class Failure:
+    """A scripted failure for the next request: an HTTP status, or a delay before answering."""
+
+    status: int = 500
+    delay_s: float = 0.0
+
+
+@dataclass
+class FakeOpenAI:
+    """Answers chat completions with `respond(messages)` (or the first matching entry of
+    `table`: substring of the last user message → reply). `failures` are consumed first, one
+    per request. `requests` records every request body."""
+
+    respond: Callable[[Messages], str] | None = None
+    table: dict[str, str] = field(default_factory=dict)
+    failures: list[Failure] = field(default_factory=list)
+    requests: list[dict[str, Any]] = field(default_factory=list)
+    model: str = "fake"
+    _lock: threading.Lock = field(default_factory=threading.Lock)
+    _server: ThreadingHTTPServer | None = None
+
+    @property
+    def base_url(self) -> str:
+        assert self._server is not None, "server not started"
+        host, port = self._server.server_address[:2]
+        return f"http://{host!s}:{port}/v1"
+
+    def reply_for(self, messages: Messages) -> str:
+        if self.respond is not None:
+            return self.respond(messages)
+        last = str(messages[-1].get("content", "")) if messages else ""
+        for needle, reply in self.table.items():
+            if needle in last:
+                return reply
+        return "I don't know."
+
+    def _handle(self, handler: BaseHTTPRequestHandler) -> None:
+        if handler.path.rstrip("/") not in ("/v1/chat/completions", "/chat/completions"):
+            _send(handler, 404, {"error": {"message": f"no route {handler.path}"}})
+            return
+        length = int(handler.headers.get("Content-Length", "0"))
+        body = json.loads(handler.rfile.read(length) or b"{}")
+        with self._lock:
+            self.requests.append(body)
+            failure = self.failures.pop(0) if self.failures else None
+        if failure is not None:
+            if failure.delay_s:
+                time.sleep(failure.delay_s)
+            if failure.status != 200:
+                _send(handler, failure.status, {"error": {"message": "scripted failure"}})
+                return
+        text = self.reply_for(body.get("messages", []))
+        prompt_tokens = sum(len(str(m.get("content", ""))) for m in body["messages"]) // 4
+        _send(
+            handler,
+            200,
+            {
+                "id": f"chatcmpl-{len(self.requests)}",
+                "object": "chat.completion",
+                "created": int(time.time()),
+                "model": body.get("model", self.model),
+                "choices": [
+                    {
+                        "index": 0,
+                        "message": {"role": "assistant", "content": text},
+                        "finish_reason": "stop",
+                    }
+                ],
+                "usage": {
+                    "prompt_tokens": prompt_tokens,
+                    "completion_tokens": len(text) // 4,
+                    "total_tokens": prompt_tokens + len(text) // 4,
+                },
+            },
+        )
+
+    @contextmanager
+    def running(self) -> Iterator[FakeOpenAI]:
+        """Serve on 127.0.0.1, a free port, in a background thread, for the `with` block."""
+        fake = self
+
+        class Handler(BaseHTTPRequestHandler):
+            def do_POST(self) -> None:
+                fake._handle(self)
+
+            def log_message(self, format: str, *args: Any) -> None:
+                pass
+
+        self._server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        thread = threading.Thread(target=self._server.serve_forever, daemon=True)
+        thread.start()
+        try:
+            yield self
+        finally:
+            self._server.shutdown()
+            self._server.server_close()
+            thread.join(timeout=5)
+
+
+def _send(handler: BaseHTTPRequestHandler, status: int, payload: dict[str, Any]) -> None:
+    data = json.dumps(payload).encode()
+    handler.send_response(status)
+    handler.send_header("Content-Type", "application/json")
+    handler.send_header("Content-Length", str(len(data)))
+    handler.end_headers()
+    handler.wfile.write(data)

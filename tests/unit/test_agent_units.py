@@ -1,0 +1,277 @@
+"""The agent's pure parts: routers, schema checks, LIMIT, pruning, examples, offline answers."""
+
+from __future__ import annotations
+
+import asyncio
+from typing import Any, cast
+
+import pytest
+
+from graph_agent.agent import Agent, hide_labels, plural
+from graph_agent.answer_offline import plain_answer
+from graph_agent.examples import InMemoryExampleStore, normalise_question
+from graph_agent.graphdb import GraphConnectionError, GraphDB
+from graph_agent.graphdb.protocol import GraphSchema, LabelInfo, PropertyInfo, RelPattern
+from graph_agent.pruning import relevant_labels, stem
+from graph_agent.routing import after_draft, after_evaluate, after_execute, after_understand
+from graph_agent.state import AgentState
+from graph_agent.statement import check_schema, flip_relationships, needs_limit, with_limit
+from graph_agent.structured import Evaluation, ask_structured
+from tests.support.scripted_llm import ScriptedChatModel
+
+
+def _label(name: str, *props: str, count: int = 10) -> LabelInfo:
+    return LabelInfo(name, count, tuple(PropertyInfo(p, ("STRING",)) for p in props))
+
+
+SCHEMA = GraphSchema(
+    labels=(
+        _label("Person", "name", "title"),
+        _label("Team", "name", "department"),
+        _label("Service", "name", "tier"),
+    ),
+    relationships=(
+        RelPattern("Person", "MEMBER_OF", "Team"),
+        RelPattern("Team", "OWNS", "Service"),
+        RelPattern("Service", "DEPENDS_ON", "Service"),
+    ),
+)
+
+
+# --- routers --------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("state", "expected"),
+    [
+        ({"scope": "in_scope"}, "generate"),
+        ({"scope": "out_of_scope"}, "refuse"),
+        ({"scope": "needs_clarification"}, "clarify"),
+        ({"scope": "in_scope", "reused_example_id": 4}, "validate"),
+        ({"fatal": True, "scope": "in_scope"}, "give_up"),
+    ],
+)
+def test_after_understand(state: dict[str, Any], expected: str) -> None:
+    assert after_understand(cast(AgentState, state)) == expected
+
+
+def test_loop_is_bounded_by_attempts_in_state() -> None:
+    failing: dict[str, Any] = {"last_error": "x", "max_attempts": 3}
+    assert after_execute(cast(AgentState, failing | {"attempt_count": 2})) == "correct"
+    assert after_execute(cast(AgentState, failing | {"attempt_count": 3})) == "give_up"
+    assert after_execute(cast(AgentState, {"attempt_count": 1})) == "evaluate"
+    assert after_evaluate(cast(AgentState, {"outcome": "answered"})) == "__end__"
+    assert after_draft(cast(AgentState, {"outcome": "no_data"})) == "__end__"
+    assert after_draft(cast(AgentState, {})) == "validate"
+
+
+# --- schema checks and rewrites -------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("cypher", "problem"),
+    [
+        ("MATCH (e:Employee) RETURN e.name", "unknown label(s) Employee"),
+        ("MATCH (p:Person)-[:LEADS]->(t:Team) RETURN t.name", "unknown relationship type(s) LEADS"),
+        ("MATCH (p:Person) RETURN p.salary", "unknown propert(y/ies) salary"),
+        ("MATCH (p:Person)-[:OWNS]->(s:Service) RETURN s.name", "no (:Person)-[:OWNS]->(:Service)"),
+    ],
+)
+def test_schema_problems(cypher: str, problem: str) -> None:
+    check = check_schema(cypher, SCHEMA)
+    assert any(problem in p for p in check.problems), check.problems
+
+
+def test_schema_check_flips_a_one_way_relationship() -> None:
+    check = check_schema("MATCH (t:Team)-[:MEMBER_OF]->(p:Person) RETURN p.name", SCHEMA)
+    assert check.problems == []
+    assert check.cypher == "MATCH (t:Team)<-[:MEMBER_OF]-(p:Person) RETURN p.name"
+    assert check.corrections
+
+
+def test_schema_check_accepts_valid_and_undirected() -> None:
+    for cypher in (
+        "MATCH (p:Person)-[:MEMBER_OF]->(t:Team) RETURN t.name, count(p)",
+        "MATCH (t:Team)-[:MEMBER_OF]-(p:Person) RETURN t.name",
+        "MATCH (a:Service)-[:DEPENDS_ON]->(b:Service) RETURN a.name, b.name",
+    ):
+        check = check_schema(cypher, SCHEMA)
+        assert check.problems == [] and check.cypher == cypher
+
+
+@pytest.mark.parametrize(
+    ("cypher", "rel", "flipped"),
+    [
+        ("(a)-[:X]->(b)", "X", "(a)<-[:X]-(b)"),
+        ("(a)<-[r:X {w: 1}]-(b)", "X", "(a)-[r:X {w: 1}]->(b)"),
+        ("(a)-[:Y]->(b)-[:X]->(c)", "X", "(a)-[:Y]->(b)<-[:X]-(c)"),
+        ("(a)-[:X]-(b)", "X", "(a)-[:X]-(b)"),
+        ("(a)-[:`X`]->(b)", "X", "(a)<-[:`X`]-(b)"),
+    ],
+)
+def test_flip_relationships(cypher: str, rel: str, flipped: str) -> None:
+    assert flip_relationships(cypher, rel) == flipped
+
+
+@pytest.mark.parametrize(
+    ("cypher", "needs"),
+    [
+        ("MATCH (p:Person) RETURN p.name", True),
+        ("MATCH (p:Person) RETURN p.name LIMIT 5", False),
+        ("MATCH (p:Person) RETURN count(p)", False),
+        ("MATCH (p:Person) RETURN p.title, COUNT(*) AS n", False),
+        ("MATCH (p:Person) WITH count(p) AS n MATCH (t:Team) RETURN t.name", True),
+        ("MATCH (p:Person) RETURN p.name UNION MATCH (t:Team) RETURN t.name", False),
+        ("MATCH (p:Person {name: 'limit'}) RETURN p.name", True),
+        ("MATCH (p:Person) RETURN DISTINCT p.title ORDER BY p.title", True),
+    ],
+)
+def test_needs_limit(cypher: str, needs: bool) -> None:
+    assert needs_limit(cypher) is needs
+
+
+def test_with_limit_strips_semicolon() -> None:
+    assert with_limit("MATCH (n) RETURN n.name;", 50) == "MATCH (n) RETURN n.name\nLIMIT 50"
+
+
+# --- pruning ----------------------------------------------------------------------------------
+
+
+def _big_schema(n: int = 60) -> GraphSchema:
+    labels = [_label(f"Thing{i}", "name", f"field{i}") for i in range(n - 3)]
+    labels += [
+        _label("Person", "name"),
+        _label("Team", "name"),
+        _label("Technology", "name", "category"),
+    ]
+    rels = [RelPattern(f"Thing{i}", "LINKS", f"Thing{i + 1}") for i in range(n - 4)]
+    rels += [
+        RelPattern("Person", "MEMBER_OF", "Team"),
+        RelPattern("Team", "USES", "Technology"),
+        RelPattern("Thing0", "ABOUT", "Team"),
+    ]
+    return GraphSchema(tuple(labels), tuple(rels))
+
+
+def test_small_schema_is_not_pruned() -> None:
+    assert relevant_labels(SCHEMA, "teams", limit=25) is None
+
+
+def test_pruning_keeps_matches_and_neighbours() -> None:
+    picked = relevant_labels(_big_schema(), "Which people are members of teams?", limit=25)
+    assert picked is not None
+    assert picked[:2] == ["Team", "Person"] or set(picked[:2]) == {"Team", "Person"}
+    assert {"Technology", "Thing0"} <= set(picked)  # neighbours of Team
+    assert len(picked) <= 25
+
+
+def test_pruning_uses_boost_and_falls_back_to_everything() -> None:
+    assert relevant_labels(_big_schema(), "what is up", limit=25) is None
+    picked = relevant_labels(_big_schema(), "what is up", limit=25, boost=["Technology"])
+    assert picked is not None and picked[0] == "Technology"
+
+
+def test_stem() -> None:
+    assert [stem(w) for w in ("teams", "Repositories", "services", "depends")] == [
+        "team",
+        "repository",
+        "servic",
+        "depend",
+    ]
+
+
+# --- examples, descriptions, offline answers -------------------------------------------------
+
+
+def test_in_memory_store_exact_needs_trust_and_normalises() -> None:
+    store = InMemoryExampleStore()
+    store.add("Which teams own Checkout?", "MATCH (t) RETURN t", source="thumbs_up", up_votes=1)
+    assert store.exact("which teams own checkout") is None  # one vote is not enough
+    store.add("How many people?", "MATCH (p:Person) RETURN count(p)", source="admin")
+    assert store.exact("  how MANY people!? ") is not None
+    assert store.exact("how many people are there") is None
+    assert normalise_question("Who's on-call?") == "who s on call"
+
+
+def test_in_memory_store_similar_skips_candidates_and_duplicates() -> None:
+    store = InMemoryExampleStore()
+    store.add("How many teams?", "A")
+    store.add("how many teams", "B")
+    store.add_candidate("How many teams are there?", "C", None)
+    store.add("Which services depend on checkout?", "D")
+    found = store.similar("How many teams do we have", 3)
+    assert [e.cypher for e in found] == ["A", "D"]
+
+
+def test_plain_answer_shapes() -> None:
+    assert plain_answer(["n"], [[42]]) == "n: 42"
+    assert plain_answer(["team"], [["A"], ["B"]]) == "team (2): A, B"
+    assert plain_answer(["a", "b"], [[1, None]]) == "• a: 1, b: (none)"
+    assert plain_answer(["a"], []) == "The graph has no matching data."
+    assert "… and 2 more" in plain_answer(["x"], [[i] for i in range(12)])
+
+
+def test_plural_and_hidden_labels() -> None:
+    assert [plural(n) for n in ("Person", "Repository", "Service", "OnCallRotation")] == [
+        "people",
+        "repositories",
+        "services",
+        "on call rotations",
+    ]
+    hidden = hide_labels(SCHEMA, ["Team"])
+    assert [label.name for label in hidden.labels] == ["Person", "Service"]
+    assert [r.type for r in hidden.relationships] == ["DEPENDS_ON"]
+
+
+def test_describe_and_suggestions_come_from_the_schema() -> None:
+    class FakeDB:
+        url = "fake://"
+        dialect = "Test Cypher"
+
+        def schema(self, **kw: Any) -> GraphSchema:
+            return SCHEMA
+
+    agent = Agent(cast(GraphDB, FakeDB()), None, InMemoryExampleStore())
+    assert "people" in agent.describe() and "member of" in agent.describe()
+    suggestions = agent.suggestions(3)
+    assert len(suggestions) == 3 and all(q.endswith("?") for q in suggestions)
+    store = InMemoryExampleStore()
+    store.add("Which team owns the most services?", "X")
+    agent = Agent(cast(GraphDB, FakeDB()), None, store)
+    assert agent.suggestions(2)[0] == "Which team owns the most services?"
+
+
+def test_graph_down_is_a_failed_result_not_an_exception() -> None:
+    class DownDB:
+        url = "bolt://nowhere"
+        dialect = "Neo4j 5 Cypher"
+
+        def schema(self, **kw: Any) -> GraphSchema:
+            raise GraphConnectionError("Cannot reach bolt://nowhere")
+
+    result = Agent(cast(GraphDB, DownDB()), None, InMemoryExampleStore()).run("How many teams?")
+    assert result.outcome == "failed" and result.error_kind == "graph_down"
+    assert "doctor" in result.answer
+
+
+# --- structured replies ----------------------------------------------------------------------
+
+
+def _parse(reply: str) -> Evaluation:
+    return Evaluation.model_validate_json(reply)
+
+
+def test_structured_repairs_once_with_the_error() -> None:
+    model = ScriptedChatModel(replies=["oops", '{"answers_question": true, "answer": "ok"}'])
+    parsed, calls = asyncio.run(
+        ask_structured(model, [], _parse, step="evaluate", timeout_s=5)  # type: ignore[arg-type]
+    )
+    assert parsed is not None and parsed.answer == "ok"
+    assert [c.step for c in calls] == ["evaluate", "evaluate:repair"]
+    assert "could not be read" in model.prompts[1] and "oops" in model.prompts[1]
+
+
+def test_structured_gives_none_after_two_bad_replies() -> None:
+    model = ScriptedChatModel(replies=["oops", "again"])
+    parsed, calls = asyncio.run(ask_structured(model, [], _parse, step="guard", timeout_s=5))
+    assert parsed is None and len(calls) == 2
