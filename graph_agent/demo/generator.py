@@ -294,15 +294,16 @@ class DemoGenerator:
             }
 
     def services(self) -> Iterator[dict[str, Any]]:
-        rng = self.rng
-        pool = len(TEAM_NAMES) * len(SERVICE_SUFFIXES)
+        rng, teams = self.rng, self.sizes.teams
         for i in range(self.sizes.services):
-            team = i % self.sizes.teams
+            team = i % teams
             self._team_of_service.append(team)
-            base = TEAM_NAMES[(i // len(SERVICE_SUFFIXES) + i) % len(TEAM_NAMES)].lower()
-            name = f"{base}-{SERVICE_SUFFIXES[i % len(SERVICE_SUFFIXES)]}"
-            if i >= pool:
-                name = f"{name}-{i // pool + 1}"
+            # Named after the owning team ("payments-api"), as services usually are.
+            base = _numbered(TEAM_NAMES[team % len(TEAM_NAMES)], team, len(TEAM_NAMES))
+            round_, suffix = divmod(i // teams, len(SERVICE_SUFFIXES))
+            name = f"{base.lower().replace(' ', '-')}-{SERVICE_SUFFIXES[suffix]}"
+            if round_:
+                name = f"{name}-{round_ + 1}"
             self._service_names.append(name)
             yield {
                 "id": self.key("Service", i),

@@ -303,11 +303,16 @@ class FalkorGraph:
                 raise
 
 
-def _check(client: FalkorDB, url: str) -> None:
+def _open(url: str, **kwargs: Any) -> FalkorDB:
+    """A connected client, with connection and auth failures in the graph layer's terms."""
     try:
+        # The constructor already talks to the server (it probes for sentinel/cluster).
+        client = FalkorDB(**kwargs)
         client.connection.ping()
     except redis.exceptions.AuthenticationError:
-        raise GraphAuthError(f"FalkorDB at {url} refused the credentials.") from None
+        raise GraphAuthError(
+            f"FalkorDB at {url} refused the credentials; check the password in GRAPH_URL."
+        ) from None
     except redis.exceptions.ResponseError as exc:
         if "auth" in str(exc).lower():
             raise GraphAuthError(f"FalkorDB at {url} refused the credentials ({exc}).") from None
@@ -317,23 +322,23 @@ def _check(client: FalkorDB, url: str) -> None:
             f"Cannot reach FalkorDB at {url} ({_engine_message(exc)}). "
             "Check that the server is running and GRAPH_URL is right."
         ) from None
+    return client
 
 
 def connect_embedded(data_dir: Path, graph_name: str) -> FalkorGraph:
     server = embedded_server(data_dir)
-    client = FalkorDB(unix_socket_path=str(server.socket_path))
     url = f"embedded ({server.state_dir})"
-    _check(client, url)
+    client = _open(url, unix_socket_path=str(server.socket_path))
     return FalkorGraph(client, graph_name, url, server)
 
 
 def connect_server(target: GraphTarget, graph_name: str) -> FalkorGraph:
-    client = FalkorDB(
+    client = _open(
+        target.url,
         host=target.host,
         port=target.port or 6379,
         username=target.username,
         password=target.password,
         socket_connect_timeout=5,
     )
-    _check(client, target.url)
     return FalkorGraph(client, target.graph or graph_name, target.url)

@@ -89,12 +89,6 @@ _STOPWORDS = frozenset(
         "give",
         "find",
         "get",
-        "team",
-        "teams",
-        "people",
-        "person",
-        "service",
-        "services",
     ]
 )
 

@@ -1,0 +1,161 @@
+"""The FalkorDB adapter against the real embedded server: schema, validate, run_read, lookup, errors."""
+
+from __future__ import annotations
+
+import pytest
+
+from graph_agent.graphdb import (
+    CypherSyntaxError,
+    GraphDB,
+    NotReadOnlyError,
+    QueryTimeoutError,
+    schema_fingerprint,
+    schema_text,
+)
+
+SLOW = "UNWIND range(1, 100000000) AS x WITH x WHERE x % 7 = 0 RETURN count(x)"
+
+
+def test_ping_names_the_engine_and_version(demo_db: GraphDB) -> None:
+    assert demo_db.ping().startswith("FalkorDB ")
+    assert "FalkorDB" in demo_db.dialect
+
+
+def test_schema_of_the_demo_graph(demo_db: GraphDB) -> None:
+    schema = demo_db.schema()
+    names = {label.name for label in schema.labels}
+    assert {"Person", "Team", "Service", "Repository", "Technology", "Incident", "Project"} <= names
+    patterns = {(r.start, r.type, r.end) for r in schema.relationships}
+    assert ("Person", "MEMBER_OF", "Team") in patterns
+    assert ("Service", "DEPENDS_ON", "Service") in patterns
+    assert ("Team", "OWNS", "Repository") in patterns
+    incident = schema.label("Incident")
+    assert incident is not None and incident.count > 0
+    severity = next(p for p in incident.properties if p.name == "severity")
+    assert set(severity.sample_values) == {"SEV1", "SEV2", "SEV3", "SEV4"}
+    service = schema.label("Service")
+    assert service is not None
+    tier = next(p for p in service.properties if p.name == "tier")
+    assert tier.types == ("INTEGER", "NULL")
+    person = schema.label("Person")
+    assert person is not None
+    assert next(p for p in person.properties if p.name == "name").sample_values == ()
+
+
+def test_schema_include_exclude_and_sampling_cap(demo_db: GraphDB) -> None:
+    only = demo_db.schema(include=["Person", "Team"])
+    assert {label.name for label in only.labels} == {"Person", "Team"}
+    assert {(r.start, r.end) for r in only.relationships} <= {
+        ("Person", "Team"),
+        ("Person", "Person"),
+    }
+    without = demo_db.schema(exclude=["Person"], sample=5)
+    assert "Person" not in {label.name for label in without.labels}
+    assert all("Person" not in (r.start, r.end) for r in without.relationships)
+
+
+def test_schema_text_and_fingerprint(demo_db: GraphDB) -> None:
+    schema = demo_db.schema()
+    text = schema_text(schema)
+    assert "(:Person)-[:MEMBER_OF" in text and "]->(:Team)" in text
+    assert '"SEV1"' in text
+    assert "tier: INTEGER (may be null)" in text
+    pruned = schema_text(schema, labels=["Service", "Technology"])
+    assert "(:Service)-[:USES]->(:Technology)" in pruned and "Person" not in pruned
+    assert schema_fingerprint(schema) == schema_fingerprint(demo_db.schema(sample=50))
+    assert len(schema_fingerprint(schema)) == 12
+
+
+def test_validate_good_and_bad(demo_db: GraphDB) -> None:
+    good = demo_db.validate("MATCH (p:Person) RETURN p.name LIMIT 3")
+    assert good.ok and good.read_only is True
+    bad = demo_db.validate("MATCH (p:Person RETURN p")
+    assert not bad.ok
+    assert bad.error is not None and "Invalid input" in bad.error
+    assert bad.position == 16
+    unknown = demo_db.validate("MATCH (p:Person) RETURN q")
+    assert not unknown.ok and unknown.error is not None and "'q' not defined" in unknown.error
+    write = demo_db.validate("MATCH (p:Person) SET p.x = 1")
+    assert write.ok and write.read_only is False
+
+
+def test_run_read_with_params_and_entities(demo_db: GraphDB) -> None:
+    result = demo_db.run_read(
+        "MATCH (t:Technology {name: $name}) RETURN t, t.aliases AS aliases", {"name": "PostgreSQL"}
+    )
+    assert result.columns == ["t", "aliases"]
+    node = result.rows[0][0]
+    assert node["_labels"] == ["Technology"] and node["name"] == "PostgreSQL"
+    assert "Postgres" in result.rows[0][1]
+    assert result.elapsed_ms > 0 and not result.truncated
+    path = demo_db.run_read("MATCH p = (:Person)-[:MEMBER_OF]->(:Team) RETURN p LIMIT 1").rows[0][0]
+    assert path["_relationships"][0]["_type"] == "MEMBER_OF"
+    dates = demo_db.run_read("RETURN date('2024-05-01') AS d").rows
+    assert dates == [["2024-05-01"]]
+
+
+def test_max_rows_truncates(demo_db: GraphDB) -> None:
+    result = demo_db.run_read("MATCH (p:Person) RETURN p.name", max_rows=5)
+    assert len(result.rows) == 5 and result.truncated
+    exact = demo_db.run_read("MATCH (t:Team) RETURN t.name LIMIT 3", max_rows=3)
+    assert len(exact.rows) == 3 and not exact.truncated
+
+
+def test_timeout_is_enforced_by_the_engine(demo_db: GraphDB) -> None:
+    with pytest.raises(QueryTimeoutError, match="timed out"):
+        demo_db.run_read(SLOW, timeout_s=0.2)
+
+
+def test_write_is_refused_and_graph_unchanged(demo_db: GraphDB) -> None:
+    before = demo_db.counts()
+    with pytest.raises(NotReadOnlyError, match="writes"):
+        demo_db.run_read("CREATE (:Person {name: 'Mallory'})")
+    with pytest.raises(NotReadOnlyError):
+        demo_db.run_read("MATCH (p:Person) DETACH DELETE p")
+    assert demo_db.counts() == before
+
+
+def test_syntax_error_carries_engine_message(demo_db: GraphDB) -> None:
+    with pytest.raises(CypherSyntaxError) as caught:
+        demo_db.run_read("MATCH (p:Person RETURN p")
+    assert "Invalid input" in caught.value.engine_message
+    assert caught.value.position == 16
+
+
+@pytest.mark.parametrize(
+    ("phrase", "label", "value"),
+    [
+        ("Which services use Postgres?", "Technology", "PostgreSQL"),
+        ("what runs on k8s", "Technology", "Kubernetes"),
+        ("golang services", "Technology", "Go"),
+        ("the payments team", "Team", "Payments"),
+        ("sev1 incidents", "Incident", "SEV1"),
+        ("checkout service", "Service", "checkout-service"),
+    ],
+)
+def test_lookup_values_finds_synonyms(
+    demo_db: GraphDB, phrase: str, label: str, value: str
+) -> None:
+    matches = demo_db.lookup_values(phrase, limit=5)
+    assert (label, value) in {(m.label, m.value) for m in matches}, matches
+    assert matches == sorted(matches, key=lambda m: -m.score)
+
+
+def test_lookup_values_on_nothing_alike(demo_db: GraphDB) -> None:
+    assert demo_db.lookup_values("zzzz qqqq") == []
+
+
+def test_scratch_db_writes_and_lookup_through_fulltext(scratch_db: GraphDB) -> None:
+    from graph_agent.graphdb.falkor import FalkorGraph
+    from graph_agent.graphdb.lookup import CATALOG_CAP
+
+    assert isinstance(scratch_db, FalkorGraph)
+    rows = [{"name": f"Member {i}"} for i in range(CATALOG_CAP + 10)]
+    rows.append({"name": "Science Fiction Club"})
+    assert scratch_db.write_batches("UNWIND $rows AS r CREATE (n:Club) SET n = r", [rows]) == len(
+        rows
+    )
+    scratch_db.create_fulltext_index("Club", "name")
+    matches = scratch_db.lookup_values("any science fiction clubs?")
+    assert matches and matches[0].value == "Science Fiction Club"
+    assert scratch_db.counts() == (len(rows), 0)
