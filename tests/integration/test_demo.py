@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import itertools
 from importlib import resources
 from typing import Any
 
@@ -83,4 +84,4 @@ def test_scale_grows_the_graph_and_reports_progress(scratch_db: GraphDB) -> None
     )
     assert 2700 <= stats.nodes <= 3300
     assert seen and seen[-1][0] == seen[-1][1]
-    assert all(b[0] >= a[0] for a, b in zip(seen, seen[1:], strict=False))
+    assert all(b[0] >= a[0] for a, b in itertools.pairwise(seen))

