@@ -84,8 +84,7 @@ Schema:
 
 EXAMPLES_BLOCK = """\
 Verified examples for similar questions:
-{items}
-"""
+{items}"""
 
 EXAMPLE_ITEM = """\
 Question: {question}
@@ -96,8 +95,7 @@ Question: {question}
 
 HINTS_BLOCK = """\
 Values stored in the graph that match words of the question (use them exactly):
-{items}
-"""
+{items}"""
 
 CORRECT = PromptTemplate(
     system=GENERATE.system,
