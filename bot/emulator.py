@@ -520,6 +520,31 @@ class SlackEmulator:
             None,
         )
 
+    def slash_command(
+        self, user: str, channel: str, text: str, command: str = "/cypherbot"
+    ) -> Delivery:
+        """A person runs a slash command: a signed form POST, as Slack sends it."""
+        fields = {
+            "token": "emulator-verification-token",
+            "team_id": self.team_id,
+            "channel_id": channel,
+            "user_id": user,
+            "user_name": self.users[user].name if user in self.users else user,
+            "command": command,
+            "text": text,
+            "api_app_id": self.api_app_id,
+            "response_url": f"{self.base_url}/response/{uuid.uuid4().hex}",
+            "trigger_id": uuid.uuid4().hex,
+        }
+        body = urllib.parse.urlencode(fields).encode()
+        ts = int(time.time())
+        headers = {
+            "Content-Type": "application/x-www-form-urlencoded",
+            "X-Slack-Request-Timestamp": str(ts),
+            "X-Slack-Signature": self.sign(body, ts),
+        }
+        return self._post(body, headers, fields, 0)
+
     def send_raw(self, body: bytes, headers: Mapping[str, str]) -> Delivery:
         """POST arbitrary bytes and headers to the app (bad signatures, stale timestamps)."""
         return self._post(body, dict(headers), {}, 0)

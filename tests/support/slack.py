@@ -2,13 +2,15 @@
 
 from __future__ import annotations
 
+import re
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from langchain_core.messages import BaseMessage
 from pydantic import SecretStr
 
 from bot.app import SlackBot, create_bot
@@ -17,6 +19,7 @@ from bot.http_server import SlackHTTPServer
 from bot.questions import AgentPort
 from bot.settings import Settings
 from memory import Memory, open_memory
+from tests.support.scripted_llm import cypher_reply, evaluation_reply, guard_reply
 
 CHANNEL = "C0GENERAL"
 ALICE = "U0ALICE"
@@ -144,3 +147,53 @@ def slack_rig(
         emulator.stop()
         if own_memory:
             mem.close()
+
+
+_QUESTION = re.compile(r"^Question: (.*)$", re.MULTILINE)
+
+
+def prompt_kind(messages: list[BaseMessage]) -> str:
+    """guard, generate, correct or evaluate, from the agent's system prompt."""
+    system = str(messages[0].content)
+    if system.startswith("You are the front desk"):
+        return "guard"
+    if system.startswith("You write one read-only Cypher"):
+        return "correct" if "did not work" in str(messages[-1].content) else "generate"
+    if system.startswith("You check whether"):
+        return "evaluate"
+    return "?"
+
+
+def prompt_question(messages: list[BaseMessage]) -> str:
+    found = _QUESTION.findall(str(messages[-1].content))
+    return str(found[-1]).strip() if found else ""
+
+
+def graph_responder(
+    cypher_for: Callable[[str], str],
+    *,
+    standalone_for: Callable[[str, str], str] | None = None,
+    delay_s: Callable[[str], float] | None = None,
+) -> Callable[[list[BaseMessage]], str]:
+    """A scripted-LLM responder for any order of calls: the guard accepts (rewriting with
+    `standalone_for(question, prompt)`), generate writes `cypher_for(question)`, evaluate
+    answers with the rows it was shown."""
+
+    def reply(messages: list[BaseMessage]) -> str:
+        kind = prompt_kind(messages)
+        if delay_s is not None:
+            time.sleep(delay_s(kind))
+        question = prompt_question(messages)
+        if kind == "guard":
+            prompt = str(messages[-1].content)
+            standalone = standalone_for(question, prompt) if standalone_for else ""
+            return guard_reply(standalone=standalone)
+        if kind in ("generate", "correct"):
+            return cypher_reply(cypher_for(question))
+        if kind == "evaluate":
+            content = str(messages[-1].content)
+            rows = content.split("):\n", 1)[-1].split("\n\nQuestion:", 1)[0]
+            return evaluation_reply(answer=f"Found: {' '.join(rows.split())[:400]}")
+        raise AssertionError(f"unexpected prompt: {str(messages[0].content)[:80]}")
+
+    return reply
