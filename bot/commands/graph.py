@@ -2,8 +2,200 @@
 
 from __future__ import annotations
 
+import json
+import logging
+import os
+import tempfile
+from collections.abc import Iterator
+from contextlib import contextmanager
+from typing import Annotated, Any
+
 import typer
+from rich.console import Console
+from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
+from rich.table import Table
+
+from graph_agent.graphdb import GraphDB, GraphError, connect, parse_graph_url, schema_text
+
+log = logging.getLogger(__name__)
+
+
+class _Output:
+    """stdout as a rich Console, looked up per call so test runners that swap stdout see it."""
+
+    def print(self, *objects: object, **kwargs: Any) -> None:
+        Console().print(*objects, **kwargs)
+
+
+console = _Output()
+
+
+@contextmanager
+def _graph() -> Iterator[GraphDB]:
+    from bot.cli import settings
+
+    s = settings()
+    db = connect(
+        s.graph_url,
+        data_dir=s.data_dir,
+        graph_name=s.graph_name,
+        user=s.neo4j_user,
+        password=s.neo4j_password.get_secret_value(),
+        database=s.neo4j_database,
+    )
+    try:
+        yield db
+    finally:
+        db.close()
+
+
+def _cell(value: Any) -> str:
+    if isinstance(value, dict | list):
+        return json.dumps(value, ensure_ascii=False, default=str)
+    return "" if value is None else str(value)
+
+
+def demo_data(
+    scale: Annotated[int, typer.Option(help="About this many nodes (300 to 1,000,000+).")] = 300,
+    seed: Annotated[int, typer.Option(help="Same seed, same graph.")] = 7,
+    reset: Annotated[bool, typer.Option(help="Delete everything in the graph first.")] = False,
+) -> None:
+    """Load the demo engineering-organisation graph (skipped when it is already there)."""
+    from graph_agent.demo import is_loaded, load_demo
+
+    with _graph() as db:
+        if reset:
+            db.run_write("MATCH (n) DETACH DELETE n")
+        elif is_loaded(db):
+            nodes, rels = db.counts()
+            console.print(
+                f"The demo graph is already loaded ({nodes:,} nodes, {rels:,} relationships) "
+                f"in {db.url}. Use --reset to load it again."
+            )
+            return
+        columns = (
+            TextColumn("Loading the demo graph"),
+            BarColumn(),
+            TextColumn("{task.percentage:>3.0f}%"),
+            TimeElapsedColumn(),
+        )
+        with Progress(*columns, console=Console(stderr=True), transient=True) as bar:
+            task = bar.add_task("load", total=None)
+            stats = load_demo(
+                db,
+                scale=scale,
+                seed=seed,
+                progress=lambda done, total: bar.update(task, completed=done, total=total),
+            )
+        console.print(
+            f"Loaded {stats.nodes:,} nodes and {stats.relationships:,} relationships "
+            f"in {stats.seconds:.1f}s into {db.url}."
+        )
+
+
+def schema(
+    sample: Annotated[int | None, typer.Option(help="Nodes sampled per label.")] = None,
+) -> None:
+    """Print the schema text the LLM sees."""
+    from bot.cli import settings
+
+    s = settings()
+    with _graph() as db:
+        graph_schema = db.schema(
+            include=s.schema_include or None,
+            exclude=s.schema_exclude or None,
+            sample=s.schema_sample if sample is None else sample,
+        )
+        if not graph_schema.labels:
+            console.print("The graph is empty. Load the demo with `cypherbot demo-data`.")
+            return
+        console.print(schema_text(graph_schema), markup=False, highlight=False)
+
+
+def query(
+    cypher: Annotated[
+        str, typer.Argument(help='A read-only statement, e.g. "MATCH (n) RETURN n LIMIT 5".')
+    ],
+    max_rows: Annotated[int, typer.Option(help="Rows to show.")] = 50,
+    timeout: Annotated[
+        float | None, typer.Option(help="Seconds (default QUERY_TIMEOUT_S).")
+    ] = None,
+) -> None:
+    """Run a read-only query and print the rows as a table."""
+    from bot.cli import settings
+
+    s = settings()
+    with _graph() as db:
+        result = db.run_read(
+            cypher, timeout_s=s.query_timeout_s if timeout is None else timeout, max_rows=max_rows
+        )
+    table = Table(*result.columns, show_lines=False)
+    for row in result.rows:
+        table.add_row(*(_cell(v) for v in row))
+    console.print(table)
+    more = f" (first {max_rows}; more were returned)" if result.truncated else ""
+    console.print(f"{len(result.rows)} rows{more} in {result.elapsed_ms:.1f} ms")
+
+
+def doctor() -> None:
+    """Check settings, the data dir, the graph engine and the LLM settings; say what to fix."""
+    from bot.cli import settings
+
+    s = settings()
+    table = Table("check", "status", "detail")
+    failed = False
+
+    def report(check: str, ok: bool | None, detail: str) -> None:
+        nonlocal failed
+        failed = failed or ok is False
+        mark = (
+            "[green]ok[/green]"
+            if ok
+            else "[yellow]warn[/yellow]"
+            if ok is None
+            else "[red]fail[/red]"
+        )
+        table.add_row(check, mark, detail)
+
+    report("settings", True, f"GRAPH_URL={parse_safe(s.graph_url)}, DATA_DIR={s.data_dir}")
+    try:
+        s.data_dir.mkdir(parents=True, exist_ok=True)
+        with tempfile.NamedTemporaryFile(dir=s.data_dir):
+            pass
+        report("data dir", True, f"{s.data_dir.resolve()} is writable")
+    except OSError as exc:
+        report("data dir", False, f"{s.data_dir} is not writable ({exc}); set DATA_DIR")
+    try:
+        with _graph() as db:
+            report("graph engine", True, f"{db.ping()} at {db.url}")
+            nodes, rels = db.counts()
+            if nodes:
+                report("graph data", True, f"{nodes:,} nodes, {rels:,} relationships")
+            else:
+                report("graph data", None, "the graph is empty: run `cypherbot demo-data`")
+    except GraphError as exc:
+        report("graph engine", False, str(exc))
+    if s.llm_configured:
+        report("LLM", True, f"model {s.llm_model} at {s.openai_base_url or 'OpenAI'}")
+    else:
+        report("LLM", None, "not configured: set OPENAI_API_KEY, or OPENAI_BASE_URL and LLM_MODEL")
+    report("python", True, f"pid {os.getpid()}")
+    console.print(table)
+    if failed:
+        raise typer.Exit(1)
+
+
+def parse_safe(url: str) -> str:
+    """GRAPH_URL as it can be shown (no password), or a note that it does not parse."""
+    try:
+        return parse_graph_url(url).url
+    except GraphError:
+        return "(invalid, see below)"
 
 
 def register(app: typer.Typer) -> None:
     """Attach the graph commands to `app`."""
+    app.command("demo-data")(demo_data)
+    app.command("schema")(schema)
+    app.command("query")(query)
+    app.command("doctor")(doctor)

@@ -192,7 +192,7 @@ class EmbeddedServer:
                 self.owned = True
                 self.pid_file.write_text(f"{self._process.pid}\n")
                 atexit.register(self.stop)
-                logger.info("Embedded FalkorDB ready (pid %s)", self._process.pid)
+                logger.debug("Embedded FalkorDB ready (pid %s)", self._process.pid)
                 return
             time.sleep(0.05)
         if self._process.poll() is None:
@@ -224,7 +224,7 @@ class EmbeddedServer:
                 logger.warning("Embedded FalkorDB did not stop in time; killing it")
                 process.kill()
                 process.wait()
-        logger.info("Embedded FalkorDB stopped")
+        logger.debug("Embedded FalkorDB stopped")
         with contextlib.suppress(FileNotFoundError):
             self.socket_path.unlink()
         with contextlib.suppress(FileNotFoundError):
