@@ -1,0 +1,141 @@
+"""Graph-layer benchmarks: demo load time, schema() time with the sampling cap, run_read overhead.
+
+    .venv/bin/python bench/graph_layer.py [--quick]
+
+Prints a markdown table; `run(quick)` returns the same figures for a suite runner.
+"""
+
+from __future__ import annotations
+
+import argparse
+import shutil
+import statistics
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parents[1]
+if str(ROOT) not in sys.path:
+    sys.path.insert(0, str(ROOT))
+
+from graph_agent.demo import load_demo  # noqa: E402
+from graph_agent.graphdb import connect  # noqa: E402
+from graph_agent.graphdb.embedded import embedded_server  # noqa: E402
+from graph_agent.graphdb.falkor import FalkorGraph  # noqa: E402
+
+SCHEMA_SAMPLE = 1000
+ONE_ROW = "MATCH (t:Technology {name: $name}) RETURN t.name, t.category"
+
+
+def _load(data_dir: Path, graph: str, scale: int) -> tuple[FalkorGraph, float, int]:
+    db = connect("embedded", data_dir=data_dir, graph_name=graph)
+    assert isinstance(db, FalkorGraph)
+    db.drop_graph()
+    started = time.perf_counter()
+    stats = load_demo(db, scale=scale)
+    return db, time.perf_counter() - started, stats.nodes
+
+
+def _schema_seconds(db: FalkorGraph) -> float:
+    started = time.perf_counter()
+    db.schema(sample=SCHEMA_SAMPLE)
+    return time.perf_counter() - started
+
+
+def _overhead(db: FalkorGraph, repeats: int) -> tuple[float, float]:
+    """Median ms of run_read vs the raw client's ro_query for the same 1-row query."""
+    raw_graph = db._graph
+    params = {"name": "PostgreSQL"}
+    for _ in range(20):
+        db.run_read(ONE_ROW, params)
+        raw_graph.ro_query(ONE_ROW, params, timeout=10_000)
+    ours, raw = [], []
+    for _ in range(repeats):
+        t0 = time.perf_counter()
+        db.run_read(ONE_ROW, params)
+        t1 = time.perf_counter()
+        raw_graph.ro_query(ONE_ROW, params, timeout=10_000)
+        t2 = time.perf_counter()
+        ours.append((t1 - t0) * 1000)
+        raw.append((t2 - t1) * 1000)
+    return statistics.median(ours), statistics.median(raw)
+
+
+def run(quick: bool = False) -> dict[str, Any]:
+    """Run every measurement; `quick` skips the 1M-node graph."""
+    data_dir = Path(tempfile.mkdtemp(prefix="cypherbot-bench-"))
+    figures: dict[str, Any] = {"quick": quick, "schema_sample": SCHEMA_SAMPLE}
+    try:
+        db, seconds, nodes = _load(data_dir, "bench_1k", 1_000)
+        figures["load_1k_s"], figures["load_1k_nodes"] = seconds, nodes
+        ours, raw = _overhead(db, 300 if quick else 1000)
+        figures["run_read_ms"], figures["raw_ms"], figures["overhead_ratio"] = ours, raw, ours / raw
+        db.drop_graph()
+
+        db, seconds, nodes = _load(data_dir, "bench_100k", 100_000)
+        figures["load_100k_s"], figures["load_100k_nodes"] = seconds, nodes
+        figures["schema_100k_s"] = _schema_seconds(db)
+        db.drop_graph()
+
+        if not quick:
+            db, seconds, nodes = _load(data_dir, "bench_1m", 1_000_000)
+            figures["load_1m_s"], figures["load_1m_nodes"] = seconds, nodes
+            figures["schema_1m_s"] = _schema_seconds(db)
+            db.drop_graph()
+    finally:
+        server = embedded_server(data_dir)
+        server.stop()
+        shutil.rmtree(data_dir, ignore_errors=True)
+    return figures
+
+
+def table(figures: dict[str, Any]) -> str:
+    rows = [
+        (
+            "demo load, ~1k nodes",
+            f"{figures['load_1k_s']:.2f} s ({figures['load_1k_nodes']:,} nodes)",
+        ),
+        (
+            "demo load, ~100k nodes",
+            f"{figures['load_100k_s']:.1f} s ({figures['load_100k_nodes']:,} nodes)",
+        ),
+        (
+            f"schema(sample={figures['schema_sample']}), 100k nodes",
+            f"{figures['schema_100k_s']:.2f} s",
+        ),
+    ]
+    if "schema_1m_s" in figures:
+        rows.insert(
+            2,
+            (
+                "demo load, ~1M nodes",
+                f"{figures['load_1m_s']:.1f} s ({figures['load_1m_nodes']:,} nodes)",
+            ),
+        )
+        rows.append(
+            (
+                f"schema(sample={figures['schema_sample']}), 1M nodes",
+                f"{figures['schema_1m_s']:.2f} s",
+            )
+        )
+    rows.append(
+        (
+            "run_read vs raw ro_query, 1-row query (median)",
+            f"{figures['run_read_ms']:.3f} ms vs {figures['raw_ms']:.3f} ms = {figures['overhead_ratio']:.2f}x",
+        )
+    )
+    lines = ["| measurement | result |", "|---|---|"] + [f"| {a} | {b} |" for a, b in rows]
+    return "\n".join(lines)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0] if __doc__ else None)
+    parser.add_argument("--quick", action="store_true", help="skip the 1M-node graph")
+    args = parser.parse_args()
+    print(table(run(quick=args.quick)))
+
+
+if __name__ == "__main__":
+    main()
