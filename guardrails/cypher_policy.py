@@ -375,7 +375,7 @@ def _check_start(tokens: list[Token], policy: CypherPolicy) -> None:
 def _check_words(tokens: list[Token], policy: CypherPolicy) -> None:
     for i, tok in enumerate(tokens):
         if tok.is_word:
-            _check_word(tokens, i, fold_word(tok.text))
+            _check_word(tokens, i, fold_word(tok.text), policy)
         if tok.is_keyword("CALL") or (tok.is_word and fold_word(tok.text) == "CALL"):
             _check_call(tokens, i, policy)
         elif tok.is_name and i + 1 < len(tokens) and tokens[i + 1].is_punct("."):
@@ -391,13 +391,14 @@ def _check_words(tokens: list[Token], policy: CypherPolicy) -> None:
                     )
 
 
-def _check_word(tokens: list[Token], i: int, word: str) -> None:
+def _check_word(tokens: list[Token], i: int, word: str, policy: CypherPolicy) -> None:
     if (
         word not in _WRITE_WORDS
         and word not in _ADMIN_ANYWHERE_WORDS
         and word
         not in (
             "TRANSACTIONS",
+            "SHOW",
             "PERIODIC",
             "USE",
         )
@@ -421,6 +422,10 @@ def _check_word(tokens: list[Token], i: int, word: str) -> None:
         raise _Refusal(
             "database_switch", "the statement contains USE, which switches to another database"
         )
+    if word == "SHOW":
+        if policy.allow_show:
+            return
+        raise _Refusal("admin", "the statement contains SHOW, which is not allowed here")
     if word in _ADMIN_ANYWHERE_WORDS:
         raise _Refusal("admin", f"the statement contains {word}, an admin command", keyword=word)
     if word == "DELETE" and prev_word == "DETACH":

@@ -40,6 +40,7 @@ KEYWORDS: frozenset[str] = frozenset(_KEYWORD_TEXT.split())
 
 # Two-character operators are tried before single characters, so "<=" wins over "<".
 _MULTI_PUNCT = ("..", "<>", "<=", ">=", "=~", "+=", "!=", "::", "||")
+_LINE_BREAKS = frozenset("\n\r\x0b\x0c\x85\u2028\u2029")
 _STRING_ESCAPES = {
     "t": "\t",
     "b": "\b",
@@ -208,8 +209,11 @@ def tokenize(cypher: str, *, include_comments: bool = False) -> list[Token]:
             continue
         start = i
         if text.startswith("//", i):
-            end = text.find("\n", i)
-            end = n if end == -1 else end
+            # Any line break ends it: an engine that stops at "\r" or U+2028 would otherwise
+            # run code this tokenizer took for a comment.
+            end = i + 2
+            while end < n and text[end] not in _LINE_BREAKS:
+                end += 1
             if include_comments:
                 tokens.append(Token("comment", text[i:end], text[i + 2 : end], i))
             i = end

@@ -59,6 +59,10 @@ REFUSED: list[tuple[str, str]] = [
     ("MATCH (n) NODETACH DELETE n", "write_clause"),
     ("MATCH (n) WITH n AS x SET x.a = 1", "write_clause"),
     ("MATCH (n) FOREACH (m IN [n] | SET m.x = 1)", "write_clause"),
+    ("MATCH (n) // comment ends at CR\rCREATE (m)", "write_clause"),
+    ("MATCH (n) // comment ends at LS\u2028DELETE n", "write_clause"),
+    ("MATCH (n) // comment ends at NEL\x85SET n.x = 1", "write_clause"),
+    ("MATCH (n) RETURN n UNION SHOW USERS", "admin"),
     # unicode look-alikes and invisible characters
     ("\u0421REATE (n)", "write_clause"),  # Cyrillic С
     ("MATCH (n) D\u0415LETE n", "write_clause"),  # Cyrillic Е

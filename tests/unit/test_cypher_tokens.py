@@ -53,6 +53,8 @@ def _kinds(cypher: str) -> list[tuple[str, str]]:
         ("x :: INTEGER", [("identifier", "x"), ("punct", "::"), ("identifier", "INTEGER")]),
         ("a // CREATE\nb", [("identifier", "a"), ("identifier", "b")]),
         ("a /* CREATE\n */ b", [("identifier", "a"), ("identifier", "b")]),
+        ("a // x\rb", [("identifier", "a"), ("identifier", "b")]),
+        ("a // x\u2028b", [("identifier", "a"), ("identifier", "b")]),
         ("CRE/**/ATE", [("identifier", "CRE"), ("identifier", "ATE")]),
         ("'// not a comment'", [("string", "// not a comment")]),
         ("'/* not */'", [("string", "/* not */")]),
