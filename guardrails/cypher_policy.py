@@ -306,7 +306,8 @@ def _split_statements(tokens: list[Token]) -> list[list[Token]]:
             statements.append([])
         else:
             statements[-1].append(tok)
-    return [s for s in statements if s]
+    # A trailing zero-width space or BOM after the last ";" is not another statement.
+    return [s for s in statements if any(not t.is_word or fold_word(t.text) for t in s)]
 
 
 def _first_clause_index(tokens: list[Token]) -> int:

@@ -171,6 +171,7 @@ ALLOWED: list[str] = [
     "MATCH (n) RETURN n;",
     "MATCH (n) RETURN n ;  \n",
     "MATCH (n) RETURN n; // trailing comment",
+    "MATCH (n) RETURN n;\u200b\ufeff",
     "  match (n:Person) return n.name limit 5  ",
     # keywords inside strings, comments, backticks and parameters
     "MATCH (n {name: 'Create Corp'}) RETURN n",
