@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import functools
 import logging
 import re
 import threading
@@ -70,6 +71,13 @@ def plural(name: str) -> str:
     return word + "s"
 
 
+@functools.cache
+def _shared_graph() -> Graph:
+    # The graph holds no dependencies (they travel in the Context), so one compiled copy
+    # serves every Agent; compiling costs ~10 ms.
+    return build_graph()
+
+
 def _split(name: str) -> list[str]:
     return _CAMEL.findall(name) or [name]
 
@@ -115,7 +123,6 @@ class Agent:
         self._lock = threading.Lock()
         self._schema: GraphSchema | None = None
         self._fingerprint: str | None = None
-        self._graph: Graph | None = None
 
     # --- schema ---------------------------------------------------------------------------
 
@@ -146,10 +153,7 @@ class Agent:
         return self.schema
 
     def _compiled(self) -> Graph:
-        with self._lock:
-            if self._graph is None:
-                self._graph = build_graph()
-            return self._graph
+        return _shared_graph()
 
     # --- descriptions ---------------------------------------------------------------------
 

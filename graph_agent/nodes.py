@@ -9,8 +9,6 @@ import time
 from collections.abc import Awaitable, Callable
 from typing import Any, Protocol
 
-from guardrails.extract import extract_cypher
-from guardrails.topic import fallback_decision, parse_decision, parse_json_object
 from langgraph.runtime import Runtime
 
 from graph_agent import prompts
@@ -33,6 +31,8 @@ from graph_agent.statement import check_schema, with_limit
 from graph_agent.structured import Evaluation, ask_structured
 from guardrails.cypher_policy import check_cypher
 from guardrails.cypher_tokens import referenced_names
+from guardrails.extract import extract_cypher
+from guardrails.topic import fallback_decision, parse_decision, parse_json_object
 from memory.types import Example
 
 logger = logging.getLogger(__name__)
