@@ -109,3 +109,15 @@ class Settings(BaseSettings):
     @property
     def llm_configured(self) -> bool:
         return self.openai_api_key is not None or self.openai_base_url is not None
+
+
+def settings_table() -> str:
+    """The README's configuration table (a test keeps the README in step with this)."""
+    lines = ["| variable | default | meaning |", "|---|---|---|"]
+    for name, field in Settings.model_fields.items():
+        default = field.default_factory() if field.default_factory else field.default  # type: ignore[call-arg]
+        if isinstance(default, SecretStr):
+            default = ""
+        shown = "" if default is None or default == "" else f"`{default}`"
+        lines.append(f"| `{name.upper()}` | {shown} | {field.description} |")
+    return "\n".join(lines)
