@@ -8,9 +8,10 @@ import typer
 def register_all(app: typer.Typer) -> None:
     """Attach every command module's commands to `app`."""
     from bot.commands import agent as agent_commands
-    from bot.commands import graph
+    from bot.commands import graph, slack
     from bot.commands import memory as memory_commands
 
     graph.register(app)
     memory_commands.register(app)
     agent_commands.register(app)
+    slack.register(app)

@@ -1,0 +1,72 @@
+"""`cypherbot run`: the Slack bot, in Socket Mode when SLACK_APP_TOKEN is set, else HTTP mode."""
+
+from __future__ import annotations
+
+import logging
+from contextlib import ExitStack
+from typing import Annotated
+
+import typer
+from rich.console import Console
+
+logger = logging.getLogger(__name__)
+err_console = Console(stderr=True)
+
+
+def run(
+    host: Annotated[str | None, typer.Option(help="HTTP mode bind address (HOST).")] = None,
+    port: Annotated[int | None, typer.Option(help="HTTP mode port (PORT).")] = None,
+) -> None:
+    """Start the Slack bot (Socket Mode with SLACK_APP_TOKEN; otherwise HTTP on /slack/events)."""
+    from bot.app import SlackSetupError, check_tokens, create_bot
+    from bot.cli import settings
+    from bot.http_server import SlackHTTPServer
+    from bot.wiring import build_agent, build_db
+    from memory import open_memory
+
+    s = settings()
+    socket_mode = s.slack_app_token is not None
+    try:
+        check_tokens(s, socket_mode=socket_mode)
+    except SlackSetupError as exc:
+        err_console.print(f"[red]Cannot start the Slack bot:[/red] {exc}")
+        raise typer.Exit(2) from None
+    with ExitStack() as stack:
+        db = build_db(s)
+        stack.callback(db.close)
+        memory = open_memory(s.memory_path, include_candidates=s.use_candidates)
+        stack.callback(memory.close)
+        agent = build_agent(s, memory.examples, db=db)
+        memory.examples.schema_fingerprint = agent.schema_fingerprint
+        try:
+            bot = create_bot(s, agent, memory, socket_mode=socket_mode)
+        except SlackSetupError as exc:
+            err_console.print(f"[red]Cannot start the Slack bot:[/red] {exc}")
+            raise typer.Exit(2) from None
+        stack.callback(bot.close)
+        if not s.llm_configured:
+            logger.warning("No LLM configured: only taught questions can be answered.")
+        try:
+            if socket_mode:
+                from slack_bolt.adapter.socket_mode import SocketModeHandler
+
+                assert s.slack_app_token is not None
+                logger.info("Connecting to Slack in Socket Mode…")
+                SocketModeHandler(bot.app, app_token=s.slack_app_token.get_secret_value()).start()
+            else:
+                server = SlackHTTPServer(
+                    bot.app,
+                    host=host or s.host,
+                    port=port if port is not None else s.port,
+                    health={"graph": db.ping, "memory": memory.ping},
+                )
+                stack.callback(server.stop)
+                logger.info("Listening on %s/slack/events (health: /healthz)", server.url)
+                server.serve_forever()
+        except KeyboardInterrupt:
+            logger.info("Stopping: finishing the questions in progress…")
+
+
+def register(app: typer.Typer) -> None:
+    """Attach the Slack commands to `app`."""
+    app.command("run")(run)
