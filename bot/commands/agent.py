@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import dataclasses
+import getpass
 import json
+import uuid
 from collections.abc import Iterator
 from contextlib import ExitStack, contextmanager
 from typing import TYPE_CHECKING, Annotated, Any
@@ -18,6 +20,7 @@ from memory.types import ExampleStore, Turn
 if TYPE_CHECKING:  # the agent stack is imported when a command runs, not at CLI start
     from graph_agent.agent import Agent
     from graph_agent.result import AgentResult, ProgressEvent
+    from memory import Memory
 
 console = Console()
 err_console = Console(stderr=True)
@@ -31,8 +34,16 @@ NoMemory = Annotated[
 ]
 
 
+@dataclasses.dataclass
+class Session:
+    """An agent and, unless --no-memory, the memory it learns from and records into."""
+
+    agent: Agent
+    memory: Memory | None
+
+
 @contextmanager
-def open_agent(no_memory: bool) -> Iterator[Agent]:
+def open_agent(no_memory: bool) -> Iterator[Session]:
     """An agent from Settings with the memory database's examples (or none), closed after."""
     from bot.cli import settings
     from bot.wiring import build_agent, build_db
@@ -43,6 +54,7 @@ def open_agent(no_memory: bool) -> Iterator[Agent]:
         db = build_db(s)
         stack.callback(db.close)
         examples: ExampleStore
+        mem: Memory | None = None
         if no_memory:
             examples = InMemoryExampleStore()
         else:
@@ -52,10 +64,10 @@ def open_agent(no_memory: bool) -> Iterator[Agent]:
             stack.callback(mem.close)
             examples = mem.examples
         agent = build_agent(s, examples, db=db)
-        if not no_memory:
+        if mem is not None:
             # Examples verified on another schema are re-checked before use.
             mem.examples.schema_fingerprint = agent.schema_fingerprint
-        yield agent
+        yield Session(agent, mem)
 
 
 def _progress(event: ProgressEvent) -> None:
@@ -123,8 +135,8 @@ def register(app: typer.Typer) -> None:
         no_memory: NoMemory = False,
     ) -> None:
         """Answer one question: the answer, its Cypher, the rows, attempts, LLM calls, timings."""
-        with open_agent(no_memory) as agent:
-            result = agent.run(question, on_progress=None if as_json else _progress)
+        with open_agent(no_memory) as session:
+            result = session.agent.run(question, on_progress=None if as_json else _progress)
         if as_json:
             typer.echo(result_json(result))
         else:
@@ -136,7 +148,9 @@ def register(app: typer.Typer) -> None:
     def chat(no_memory: NoMemory = False) -> None:
         """A conversation in the terminal; follow-up questions see the previous turns."""
         turns: list[Turn] = []
-        with open_agent(no_memory) as agent:
+        conversation = f"cli:chat:{uuid.uuid4().hex[:12]}"
+        with open_agent(no_memory) as session:
+            agent, mem = session.agent, session.memory
             console.print(
                 f"[bold]cypherbot[/bold] on {agent.db.url}. Ask about {agent.describe()}\n"
                 f"For example: {' · '.join(agent.suggestions(3))}\n"
@@ -149,8 +163,29 @@ def register(app: typer.Typer) -> None:
                     break
                 if not question or question.lower() in {"exit", "quit"}:
                     break
-                result = agent.run(question, history=turns, on_progress=_progress)
+                history = mem.conversations.history(conversation, 5) if mem else turns
+                result = agent.run(question, history=history, on_progress=_progress)
                 print_result(result, details=False)
+                if mem is not None:
+                    # The CLI's conversation lives in memory like a Slack thread, under its
+                    # own key, so `cypherbot stats` and `memory forget --thread` see it.
+                    mem.conversations.record(
+                        conversation,
+                        user=getpass.getuser(),
+                        question=question,
+                        standalone_question=result.standalone_question,
+                        cypher=result.cypher,
+                        answer=result.answer,
+                        outcome=result.outcome,
+                        timings_ms=result.timings_ms,
+                        llm_calls=result.llm_calls,
+                        prompt_tokens=result.prompt_tokens,
+                        completion_tokens=result.completion_tokens,
+                        example_ids=result.example_ids,
+                        attempts=len(result.attempts),
+                        schema_fingerprint=agent.schema_fingerprint,
+                    )
+                    continue
                 turns.append(
                     Turn(
                         question=question,
@@ -158,7 +193,7 @@ def register(app: typer.Typer) -> None:
                         cypher=result.cypher,
                         answer=result.answer,
                         outcome=result.outcome,
-                        conversation="cli:chat",
+                        conversation=conversation,
                         example_ids=tuple(result.example_ids),
                     )
                 )

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import sqlite3
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -117,4 +118,35 @@ def test_make_llms_is_none_without_key_or_url() -> None:
             api_key=None, base_url=None, model="m", fast_model=None, timeout_s=1, max_retries=0
         )
         is None
+    )
+
+
+def test_cli_chat_records_turns_and_sends_history_to_follow_ups(
+    cli_env: None, fake: FakeOpenAI, graph_data_dir: Path
+) -> None:
+    from memory import open_memory
+
+    outcome = CliRunner().invoke(
+        bot.cli.app,
+        ["chat"],
+        input="Which teams have the most people?\nand which of those is biggest?\n\n",
+    )
+    assert outcome.exit_code == 0, outcome.output
+    guard_prompts = [
+        json.dumps(r["messages"]) for r in fake.requests if "front desk" in str(r["messages"][0])
+    ]
+    assert len(guard_prompts) == 2
+    # The follow-up's guard call saw the first turn, read back from the memory database.
+    assert "Which teams have the most people?" in guard_prompts[1]
+    assert TEAM_SIZES.split(" RETURN")[0].replace('"', '\\"') in guard_prompts[1]
+    with sqlite3.connect(graph_data_dir / "cypherbot.sqlite3") as conn:
+        keys = {k for (k,) in conn.execute("SELECT DISTINCT conversation FROM turns")}
+    chat_keys = [k for k in keys if k.startswith("cli:chat:")]
+    assert chat_keys
+    with open_memory(graph_data_dir / "cypherbot.sqlite3") as mem:
+        histories = [mem.conversations.history(k, 5) for k in chat_keys]
+    assert any(
+        [t.question for t in h]
+        == ["Which teams have the most people?", "and which of those is biggest?"]
+        for h in histories
     )
