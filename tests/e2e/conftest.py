@@ -14,7 +14,7 @@ from graph_agent.graphdb import GraphDB
 from graph_agent.llm import LLMs
 from memory import open_memory
 from tests.support.scripted_llm import ScriptedChatModel
-from tests.support.slack import SlackRig, slack_rig, test_settings
+from tests.support.slack import SlackRig, rig_settings, slack_rig
 
 RigFactory = Callable[..., SlackRig]
 
@@ -35,7 +35,7 @@ def make_rig(demo_db: GraphDB, tmp_path: Path) -> Iterator[RigFactory]:
         ) -> SlackRig:
             data_dir = tmp_path / f"rig{next(counter)}"
             memory = stack.enter_context(open_memory(data_dir / "cypherbot.sqlite3"))
-            settings = test_settings(data_dir, **overrides)
+            settings = rig_settings(data_dir, **overrides)
             llms = LLMs(cypher=model, fast=model) if model is not None else None
             agent = build_agent(settings, memory.examples, db=db or demo_db, llms=llms)
             return stack.enter_context(

@@ -28,7 +28,7 @@ OTHER_BOT_USER = "U0OTHERBOT"
 OTHER_BOT_ID = "B0OTHERBOT"
 
 
-def test_settings(data_dir: Path, **overrides: Any) -> Settings:
+def rig_settings(data_dir: Path, **overrides: Any) -> Settings:
     """Settings for a test: no environment, no .env, generous rate limits."""
     values: dict[str, Any] = {
         "data_dir": data_dir,
@@ -126,7 +126,7 @@ def slack_rig(
     emulator.add_user(BOB, "bob")
     emulator.add_user(OTHER_BOT_USER, "otherbot", is_bot=True, bot_id=OTHER_BOT_ID)
     emulator.add_channel(CHANNEL, "general", members=[ALICE, BOB, OTHER_BOT_USER])
-    settings = test_settings(
+    settings = rig_settings(
         data_dir,
         slack_bot_token=SecretStr(emulator.bot_token),
         slack_signing_secret=SecretStr(emulator.signing_secret),

@@ -1,0 +1,217 @@
+"""bot/ pieces without Slack: threads, reaction kinds, the worker pool, token checks, progress throttling."""
+
+from __future__ import annotations
+
+import threading
+import time
+from pathlib import Path
+from typing import Any
+
+import pytest
+from pydantic import SecretStr
+
+from bot.app import SlackSetupError, check_tokens
+from bot.delivery import Delivery
+from bot.listeners.reactions import reaction_kind
+from bot.progress import Progress, StatusSupport
+from bot.questions import BotDeps, SettingsGuards
+from bot.threads import conversation_key, incoming, is_blank, parse_conversation_key, question_text
+from graph_agent.result import ProgressEvent
+from tests.support.slack import rig_settings
+
+
+def test_conversation_keys_round_trip() -> None:
+    key = conversation_key("T1", "C1", "1700000000.000100")
+    assert key == "T1:C1:1700000000.000100"
+    assert parse_conversation_key(key) == ("T1", "C1", "1700000000.000100")
+    assert parse_conversation_key("cli:default") is None
+
+
+def test_question_text_strips_the_bot_mention_and_unescapes() -> None:
+    text = "<@UBOT> which services use  &lt;Postgres&gt; &amp; <@UALICE>?"
+    assert question_text(text, "UBOT") == "which services use <Postgres> & <@UALICE>?"
+
+
+@pytest.mark.parametrize(
+    ("text", "blank"), [("", True), (" :wave: :+1: ", True), ("hi :wave:", False)]
+)
+def test_is_blank(text: str, blank: bool) -> None:
+    assert is_blank(text) is blank
+
+
+def test_top_level_dm_starts_its_own_thread_and_replies_stay_in_theirs() -> None:
+    top = incoming(
+        {"channel": "D1", "channel_type": "im", "user": "U1", "text": "hi", "ts": "1.1"},
+        team="T",
+        bot_user_id="UB",
+        event_id="E",
+    )
+    assert top.is_dm and top.thread_ts == "1.1" and top.conversation == "T:D1:1.1"
+    reply = incoming(
+        {"channel": "C1", "user": "U1", "text": "hi", "ts": "2.2", "thread_ts": "1.1"},
+        team="T",
+        bot_user_id="UB",
+        event_id="E",
+    )
+    assert not reply.is_dm and reply.thread_ts == "1.1"
+
+
+def deps(tmp_path: Path, **overrides: Any) -> BotDeps:
+    settings = rig_settings(tmp_path, **overrides)
+    return BotDeps(
+        settings=settings, agent=None, memory=None, delivery=None, guards=SettingsGuards(settings)
+    )  # type: ignore[arg-type]
+
+
+@pytest.mark.parametrize(
+    ("reaction", "kind"),
+    [
+        ("+1", "up"),
+        ("+1::skin-tone-2", "up"),
+        ("thumbsup", "up"),
+        ("white_check_mark", None),
+        ("-1", "down"),
+        ("-1::skin-tone-6", "down"),
+        ("thumbsdown", "down"),
+        ("tada", None),
+    ],
+)
+def test_reaction_kinds(tmp_path: Path, reaction: str, kind: str | None) -> None:
+    assert reaction_kind(deps(tmp_path), reaction) == kind
+
+
+def test_teach_reactions_setting_adds_reactions(tmp_path: Path) -> None:
+    assert (
+        reaction_kind(deps(tmp_path, teach_reactions=["white_check_mark"]), "white_check_mark")
+        == "up"
+    )
+
+
+def test_guards(tmp_path: Path) -> None:
+    guards = SettingsGuards(
+        rig_settings(
+            tmp_path,
+            rate_per_minute=2,
+            max_question_chars=10,
+            denied_channels=["CBAD"],
+            allow_dms=False,
+        )
+    )
+    assert guards.question_problem("short") is None
+    assert "10 characters" in (guards.question_problem("x" * 11) or "")
+    assert guards.rate_problem("U1") is None and guards.rate_problem("U1") is None
+    assert guards.rate_problem("U1") is not None and guards.rate_problem("U2") is None
+    assert guards.channel_problem("CBAD", False) and guards.channel_problem("DX", True)
+    assert guards.channel_problem("COK", False) is None
+
+
+class Claims:
+    def __init__(self) -> None:
+        self.state: dict[str, str] = {}
+        self.lock = threading.Lock()
+
+    def claim(self, key: str, *, lease_s: float = 120, ttl_s: float = 3600) -> bool:
+        with self.lock:
+            if key in self.state:
+                return False
+            self.state[key] = "claimed"
+            return True
+
+    def done(self, key: str) -> None:
+        self.state[key] = "done"
+
+    def release(self, key: str) -> None:
+        self.state.pop(key, None)
+
+
+def test_delivery_runs_each_key_once_and_marks_done() -> None:
+    claims = Claims()
+    pool = Delivery(claims, workers=2)
+    ran: list[int] = []
+    assert pool.submit(["event:1", "msg:C:1"], lambda: ran.append(1))
+    assert not pool.submit(["event:2", "msg:C:1"], lambda: ran.append(2))  # the twin
+    assert "event:2" not in claims.state  # released: a later retry may still take it
+    assert pool.wait_idle(5) and ran == [1]
+    assert claims.state == {"event:1": "done", "msg:C:1": "done"}
+    pool.shutdown()
+
+
+def test_delivery_is_bounded_and_says_busy() -> None:
+    claims = Claims()
+    pool = Delivery(claims, workers=1, queue_limit=1)
+    gate = threading.Event()
+    busy = threading.Event()
+    assert pool.submit(["a"], gate.wait)
+    assert pool.submit(["b"], lambda: None)
+    assert not pool.submit(["c"], lambda: None, on_busy=busy.set)
+    assert busy.wait(5)
+    gate.set()
+    assert pool.wait_idle(5)
+    pool.shutdown()
+
+
+def test_a_failing_job_still_marks_its_key_done() -> None:
+    claims = Claims()
+    pool = Delivery(claims, workers=1)
+
+    def boom() -> None:
+        raise RuntimeError("boom")
+
+    assert pool.submit(["k"], boom)
+    assert pool.wait_idle(5) and claims.state["k"] == "done"
+    pool.shutdown()
+
+
+@pytest.mark.parametrize(
+    ("values", "socket_mode", "names"),
+    [
+        ({}, False, "SLACK_BOT_TOKEN"),
+        ({"slack_bot_token": "xoxp-user"}, False, "SLACK_BOT_TOKEN"),
+        ({"slack_bot_token": "xoxb-1"}, False, "SLACK_SIGNING_SECRET"),
+        ({"slack_bot_token": "xoxb-1", "slack_app_token": "xoxb-2"}, True, "SLACK_APP_TOKEN"),
+    ],
+)
+def test_token_errors_name_the_setting(
+    tmp_path: Path, values: dict[str, str], socket_mode: bool, names: str
+) -> None:
+    settings = rig_settings(tmp_path, **{k: SecretStr(v) for k, v in values.items()})
+    with pytest.raises(SlackSetupError, match=names):
+        check_tokens(settings, socket_mode=socket_mode)
+
+
+def test_valid_tokens_pass(tmp_path: Path) -> None:
+    check_tokens(
+        rig_settings(
+            tmp_path, slack_bot_token=SecretStr("xoxb-1"), slack_signing_secret=SecretStr("s")
+        ),
+        socket_mode=False,
+    )
+    check_tokens(
+        rig_settings(
+            tmp_path, slack_bot_token=SecretStr("xoxb-1"), slack_app_token=SecretStr("xapp-1")
+        ),
+        socket_mode=True,
+    )
+
+
+class FakeClient:
+    def __init__(self) -> None:
+        self.calls: list[tuple[str, float, dict[str, Any]]] = []
+
+    def __getattr__(self, method: str) -> Any:
+        def call(**kwargs: Any) -> Any:
+            self.calls.append((method, time.monotonic(), kwargs))
+            return type("R", (), {"data": {"ok": True, "ts": "9.9"}})()
+
+        return call
+
+
+def test_progress_is_throttled_and_the_latest_step_wins() -> None:
+    client = FakeClient()
+    progress = Progress(client, "C", "1.1", status=StatusSupport(), min_interval_s=0.2)  # type: ignore[arg-type]
+    progress.start()
+    for i in range(10):
+        progress.update(ProgressEvent("generate", f"step {i}"))
+    time.sleep(0.35)
+    statuses = [c[2]["status"] for c in client.calls if c[0] == "assistant_threads_setStatus"]
+    assert statuses == ["Working on it…", "step 9"]

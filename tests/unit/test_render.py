@@ -1,0 +1,159 @@
+"""render.py: escaping, limits, splitting, tables, answers and errors as Block Kit."""
+
+from __future__ import annotations
+
+import pytest
+
+from bot import render
+from graph_agent.result import AgentResult, Attempt
+
+
+def result(**kw: object) -> AgentResult:
+    values: dict[str, object] = {
+        "question": "q",
+        "standalone_question": "q",
+        "answer": "Forty-two.",
+        "outcome": "answered",
+        "cypher": "MATCH (n) RETURN count(n) AS n",
+        "columns": ["n"],
+        "rows": [[42]],
+        "attempts": [Attempt("MATCH", stage="ok")],
+        "timings_ms": {"total": 1500.0},
+    }
+    values.update(kw)
+    return AgentResult(**values)  # type: ignore[arg-type]
+
+
+def all_text(rendered: render.Rendered) -> str:
+    parts = [rendered.text]
+    for block in rendered.blocks:
+        if "text" in block:
+            parts.append(block["text"]["text"])
+        parts.extend(e["text"] for e in block.get("elements", []))
+    return "\n".join(parts)
+
+
+@pytest.mark.parametrize(
+    ("raw", "safe"),
+    [
+        ("a & b", "a &amp; b"),
+        ("<!channel> hi", "&lt;!channel&gt; hi"),
+        ("<!here|here>", "&lt;!here|here&gt;"),
+        ("<@U123> look", "&lt;@U123&gt; look"),
+        ("<https://x.y|click>", "&lt;https://x.y|click&gt;"),
+        ("3 > 2 < 4", "3 &gt; 2 &lt; 4"),
+        ("@channel and @here and @Everyone", "@\u200bchannel and @\u200bhere and @\u200bEveryone"),
+    ],
+)
+def test_neutralise(raw: str, safe: str) -> None:
+    assert render.neutralise(raw) == safe
+
+
+def test_markdown_bold_and_headings_become_mrkdwn() -> None:
+    assert render.to_mrkdwn("## Teams\n**Payments** has 9") == "*Teams*\n*Payments* has 9"
+
+
+@pytest.mark.parametrize("limit", [50, 200, 2900])
+def test_split_text_respects_the_limit_and_keeps_everything(limit: int) -> None:
+    text = ("word " * 700 + "\n\n") * 3
+    pieces = render.split_text(text, limit)
+    assert all(len(p) <= limit for p in pieces)
+    assert " ".join(" ".join(pieces).split()) == " ".join(text.split())
+
+
+def test_split_text_never_cuts_an_entity() -> None:
+    text = "x" * 95 + "&amp;" + "y" * 50
+    pieces = render.split_text(text, 98)
+    assert all(not p.endswith(("&", "&a", "&am", "&amp")) for p in pieces)
+    assert "".join(pieces) == text
+
+
+def test_split_text_of_short_or_empty_text() -> None:
+    assert render.split_text("hi") == ["hi"]
+    assert render.split_text("") == [""]
+
+
+def test_table_preview_caps_cell_widths_and_rows() -> None:
+    rows = [[f"name {i} " + "x" * 80, i, None, {"a": [1, 2]}] for i in range(40)]
+    table = render.table_preview(["name", "n", "empty", "map"], rows, max_rows=5)
+    lines = table.splitlines()
+    assert len(lines) == 2 + 5
+    assert all(len(line) <= render.MAX_TABLE_WIDTH for line in lines)
+    assert "…" in lines[2] and '{"a": [1, 2]}' in lines[2]
+
+
+@pytest.mark.parametrize(
+    ("value", "text"),
+    [(None, ""), (True, "true"), (1.23456789, "1.23457"), ("a\nb", "a b"), ([1, "x"], '[1, "x"]')],
+)
+def test_cell(value: object, text: str) -> None:
+    assert render.cell(value) == text
+
+
+def test_answer_has_text_table_query_and_context() -> None:
+    rendered = render.answer_message(result())
+    text = all_text(rendered)
+    assert rendered.text == "Forty-two."
+    assert "```\nn\n--\n42\n```" in text
+    assert "*Query*\n```\nMATCH (n) RETURN count(n) AS n\n```" in text
+    assert "1 attempt · 1.5 s · React :+1: if this is right — it teaches me" in text
+    assert rendered.csv is None
+
+
+def test_code_fences_in_data_cannot_escape_the_code_block() -> None:
+    rendered = render.answer_message(result(columns=["v"], rows=[["```<!channel>```"]]))
+    table = rendered.blocks[1]["text"]["text"]
+    assert table.count("```") == 2 and "&lt;!channel&gt;" in table
+
+
+def test_huge_answer_and_result_stay_within_slack_limits() -> None:
+    rows = [[i, "v" * 200] for i in range(500)]
+    rendered = render.answer_message(
+        result(answer="blah " * 20_000, columns=["i", "v"], rows=rows, cypher="RETURN 1 " * 1000)
+    )
+    assert len(rendered.blocks) <= render.MAX_BLOCKS
+    assert all(
+        len(b.get("text", {}).get("text", "")) <= render.SECTION_CHARS for b in rendered.blocks
+    )
+    assert len(rendered.text) <= render.FALLBACK_CHARS
+    assert rendered.csv is not None and rendered.csv.count("\n") == 501
+    assert "Showing 15 of 500 rows — the full result is attached as CSV." in all_text(rendered)
+    assert "(answer cut)" in all_text(rendered)
+
+
+def test_csv_upload_can_be_disabled() -> None:
+    rendered = render.answer_message(result(rows=[[i] for i in range(30)]), csv_upload=False)
+    assert rendered.csv is None and "Showing 15 of 30 rows." in all_text(rendered)
+
+
+def test_refusal_lists_suggestions_without_teach_hint() -> None:
+    rendered = render.answer_message(
+        result(
+            outcome="out_of_scope",
+            answer="I answer questions about the graph.",
+            cypher=None,
+            columns=[],
+            rows=[],
+            suggestions=["Who owns <billing>?"],
+        )
+    )
+    text = all_text(rendered)
+    assert "• Who owns &lt;billing&gt;?" in text and "React" not in text
+
+
+def test_failed_outcome_renders_a_kind_error_with_reference() -> None:
+    rendered = render.answer_message(result(outcome="failed", error_kind="graph_down"))
+    assert "can't reach the graph database" in all_text(rendered)
+    assert "Reference: `" in all_text(rendered)
+
+
+@pytest.mark.parametrize("kind", [*render.ERROR_TEXTS, "something_new"])
+def test_error_messages_are_kind_and_short(kind: str) -> None:
+    rendered = render.error_message(kind, "abc123")
+    assert "Reference: `abc123`" in all_text(rendered)
+    assert len(rendered.text) <= render.FALLBACK_CHARS and "`" not in rendered.text
+
+
+def test_reference_ids_are_short_and_distinct() -> None:
+    ids = {render.reference_id() for _ in range(50)}
+    assert len(ids) == 50 and all(len(i) == 6 for i in ids)
