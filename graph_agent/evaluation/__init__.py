@@ -1,0 +1,36 @@
+"""Accuracy harness: ask evaluation items, score the rows against gold Cypher, summarise."""
+
+from __future__ import annotations
+
+from graph_agent.evaluation.items import Chain, EvalFileError, EvalItem, chains, load_items
+from graph_agent.evaluation.report import ChartUnavailableError, summarize, write_chart
+from graph_agent.evaluation.runner import (
+    MODES,
+    GoldCache,
+    Mode,
+    ResultsFile,
+    RunOptions,
+    evaluate,
+)
+from graph_agent.evaluation.scoring import Score, score_answer
+from graph_agent.evaluation.single_shot import run_single_shot
+
+__all__ = [
+    "MODES",
+    "Chain",
+    "ChartUnavailableError",
+    "EvalFileError",
+    "EvalItem",
+    "GoldCache",
+    "Mode",
+    "ResultsFile",
+    "RunOptions",
+    "Score",
+    "chains",
+    "evaluate",
+    "load_items",
+    "run_single_shot",
+    "score_answer",
+    "summarize",
+    "write_chart",
+]

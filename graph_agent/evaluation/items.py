@@ -1,0 +1,136 @@
+"""Evaluation items: loading and checking a YAML or JSONL file of questions with gold Cypher."""
+
+from __future__ import annotations
+
+import json
+import logging
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Literal
+
+import yaml
+
+logger = logging.getLogger(__name__)
+
+Expected = Literal["answer", "refusal"]
+
+
+class EvalFileError(ValueError):
+    """The questions file cannot be read or an item in it is malformed."""
+
+
+@dataclass(frozen=True)
+class EvalItem:
+    """One question to ask, with the Cypher whose rows are the right answer."""
+
+    id: str
+    question: str
+    gold_cypher: str | None = None
+    """None for questions the bot should decline (expected "refusal")."""
+    follow_up_of: str | None = None
+    """Id of the item this one follows: it is asked in the same conversation, after it."""
+    tags: tuple[str, ...] = ()
+    expected: Expected = "answer"
+    """"answer": score the rows against the gold rows; "refusal": score the outcome."""
+
+
+@dataclass(frozen=True)
+class Chain:
+    """A conversation: a first question and the follow-ups asked after it, in order."""
+
+    items: tuple[EvalItem, ...] = field(default_factory=tuple)
+
+    @property
+    def id(self) -> str:
+        return self.items[0].id
+
+
+def _item(raw: Any, where: str) -> EvalItem:
+    if not isinstance(raw, dict):
+        raise EvalFileError(f"{where}: expected a mapping with id and question, got {raw!r:.80}")
+    try:
+        item_id = str(raw["id"]).strip()
+        question = str(raw["question"]).strip()
+    except KeyError as exc:
+        raise EvalFileError(f"{where}: missing {exc.args[0]!r}") from None
+    gold = raw.get("gold_cypher")
+    gold = str(gold).strip() if gold else None
+    wanted = raw.get("expected") or raw.get("gold_outcome") or ("answer" if gold else "refusal")
+    if wanted not in ("answer", "refusal"):
+        raise EvalFileError(f"{where} ({item_id}): expected must be answer or refusal")
+    expected: Expected = "answer" if wanted == "answer" else "refusal"
+    if expected == "answer" and not gold:
+        raise EvalFileError(f"{where} ({item_id}): an answerable item needs gold_cypher")
+    tags = raw.get("tags") or ()
+    if isinstance(tags, str):
+        tags = [tags]
+    parent = raw.get("follow_up_of")
+    return EvalItem(
+        id=item_id,
+        question=question,
+        gold_cypher=gold,
+        follow_up_of=str(parent).strip() if parent else None,
+        tags=tuple(str(t) for t in tags),
+        expected=expected,
+    )
+
+
+def parse_items(raw_items: Iterable[Any], source: str = "items") -> list[EvalItem]:
+    """Items from already-parsed mappings; ids unique, a follow-up after the item it follows."""
+    items: list[EvalItem] = []
+    seen: set[str] = set()
+    for n, raw in enumerate(raw_items, start=1):
+        item = _item(raw, f"{source} item {n}")
+        if item.id in seen:
+            raise EvalFileError(f"{source}: duplicate id {item.id!r}")
+        if item.follow_up_of is not None and item.follow_up_of not in seen:
+            raise EvalFileError(
+                f"{source}: {item.id!r} follows {item.follow_up_of!r}, which must come before it"
+            )
+        seen.add(item.id)
+        items.append(item)
+    return items
+
+
+def load_items(path: Path) -> list[EvalItem]:
+    """Items from a `.yaml`/`.yml` file (a list, or a mapping with `items:`) or `.jsonl`."""
+    try:
+        text = path.read_text(encoding="utf-8")
+    except OSError as exc:
+        raise EvalFileError(f"Cannot read {path}: {exc.strerror or exc}") from exc
+    raw: Any
+    if path.suffix.lower() == ".jsonl":
+        raw = []
+        for line_no, line in enumerate(text.splitlines(), start=1):
+            if not line.strip():
+                continue
+            try:
+                raw.append(json.loads(line))
+            except json.JSONDecodeError as exc:
+                raise EvalFileError(f"{path}:{line_no}: not JSON ({exc.msg})") from None
+    else:
+        try:
+            raw = yaml.safe_load(text)
+        except yaml.YAMLError as exc:
+            raise EvalFileError(f"{path}: not valid YAML ({exc})") from None
+        if isinstance(raw, dict):
+            raw = raw.get("items")
+        if not isinstance(raw, list):
+            raise EvalFileError(f"{path}: expected a list of items (or `items:` with a list)")
+    items = parse_items(raw, str(path))
+    if not items:
+        raise EvalFileError(f"{path}: no items")
+    return items
+
+
+def chains(items: Sequence[EvalItem]) -> list[Chain]:
+    """Group items into conversations: each root with every item that (transitively) follows it."""
+    root_of: dict[str, str] = {}
+    members: dict[str, list[EvalItem]] = {}
+    for item in items:
+        # A follow-up whose parent was left out (--limit) starts its own conversation.
+        root = root_of.get(item.follow_up_of, item.id) if item.follow_up_of else item.id
+        root_of[item.id] = root
+        members.setdefault(root, []).append(item)
+    return [Chain(tuple(group)) for group in members.values()]

@@ -1,0 +1,164 @@
+"""The naive baseline: one generation run as-is, with no validation, correction or evaluation."""
+
+from __future__ import annotations
+
+import asyncio
+import functools
+import logging
+import time
+from typing import Any, Literal
+
+from langgraph.graph import START, StateGraph
+from langgraph.graph.state import CompiledStateGraph
+from langgraph.runtime import Runtime
+
+from graph_agent import nodes
+from graph_agent.agent import Agent, hide_labels
+from graph_agent.answer_offline import plain_answer
+from graph_agent.context import Context
+from graph_agent.graphdb.errors import GraphConnectionError, GraphError
+from graph_agent.llm import LLMCall
+from graph_agent.result import AgentResult, Attempt
+from graph_agent.state import AgentState
+from graph_agent.statement import with_limit
+from guardrails.cypher_policy import check_cypher
+from guardrails.extract import extract_cypher
+
+logger = logging.getLogger(__name__)
+
+SingleShotGraph = CompiledStateGraph[AgentState, Context, AgentState, AgentState]
+
+
+@nodes.step("prepare")
+async def prepare(state: AgentState, runtime: Runtime[Context]) -> dict[str, Any]:
+    """No rewrite and no guard: the question goes to generation as asked."""
+    if runtime.context.llms is None:
+        return {"fatal": True, "error_kind": "llm_not_configured"}
+    return {"standalone_question": state["question"]}
+
+
+@nodes.step("execute")
+async def run_once(state: AgentState, runtime: Runtime[Context]) -> dict[str, Any]:
+    """Extract the statement and run it read-only; whatever happens is the result."""
+    ctx = runtime.context
+    cypher = extract_cypher(state.get("draft", ""))
+    # The read-only policy stays on: the baseline must not be able to write either.
+    verdict = check_cypher(cypher, ctx.policy) if cypher.strip() else None
+    if verdict is None or not verdict.allowed:
+        error = "no Cypher in the reply" if verdict is None else f"policy: {verdict.reason}"
+        return _failed(cypher, error, "policy" if verdict else "extract")
+    cypher = with_limit(cypher, ctx.config.max_rows)
+    timeout = min(ctx.config.query_timeout_s, max(ctx.remaining_s(), 0.1))
+    try:
+        result = await asyncio.to_thread(
+            ctx.db.run_read, cypher, None, timeout_s=timeout, max_rows=ctx.config.max_rows
+        )
+    except GraphConnectionError as exc:
+        return {"fatal": True, "error_kind": "graph_down", "last_error": str(exc)}
+    except GraphError as exc:
+        return _failed(cypher, str(exc), "execute")
+    rows = [list(row) for row in result.rows]
+    return {
+        "cypher": cypher,
+        "columns": list(result.columns),
+        "rows": rows,
+        "truncated": result.truncated,
+        "outcome": "answered" if rows else "no_data",
+        "answer": plain_answer(result.columns, rows, truncated=result.truncated),
+        "attempts": [Attempt(cypher=cypher, stage="ok", rows=len(rows))],
+    }
+
+
+def _failed(cypher: str, error: str, stage: str) -> dict[str, Any]:
+    return {
+        "cypher": cypher,
+        "outcome": "failed",
+        "error_kind": "query_error",
+        "answer": f"The query failed: {error[:300]}",
+        "attempts": [Attempt(cypher=cypher, error=error, stage=stage)],
+    }
+
+
+def _after_prepare(state: AgentState) -> Literal["generate", "give_up"]:
+    return "give_up" if state.get("fatal") else "generate"
+
+
+def _after_generate(state: AgentState) -> Literal["run_once", "give_up", "__end__"]:
+    if state.get("fatal"):
+        return "give_up"
+    return "__end__" if state.get("outcome") else "run_once"
+
+
+def _after_run(state: AgentState) -> Literal["give_up", "__end__"]:
+    return "give_up" if state.get("fatal") else "__end__"
+
+
+@functools.cache
+def build_single_shot_graph() -> SingleShotGraph:
+    """prepare → generate (the product's own node and prompt) → run_once."""
+    graph = StateGraph(AgentState, context_schema=Context)
+    graph.add_node("prepare", prepare)
+    graph.add_node("generate", nodes.generate)
+    graph.add_node("run_once", run_once)
+    graph.add_node("give_up", nodes.give_up)
+    graph.add_edge(START, "prepare")
+    graph.add_conditional_edges("prepare", _after_prepare)
+    graph.add_conditional_edges("generate", _after_generate)
+    graph.add_conditional_edges("run_once", _after_run)
+    graph.add_edge("give_up", "__end__")
+    return graph.compile()
+
+
+async def run_single_shot(agent: Agent, question: str) -> AgentResult:
+    """Answer `question` with one LLM call and the agent's own schema, examples and limits."""
+    started = time.perf_counter()
+    try:
+        full = await asyncio.to_thread(lambda: agent.schema)
+    except GraphError as exc:
+        logger.warning("graph unavailable: %s", exc)
+        return _result(question, {"outcome": "failed", "error_kind": "graph_down"}, started)
+    schema = hide_labels(full, tuple(getattr(agent.policy, "hidden_labels", ()) or ()))
+    ctx = Context(
+        db=agent.db,
+        llms=agent.llms,
+        examples=agent.examples,
+        config=agent.config,
+        schema=schema,
+        schema_fingerprint=agent.schema_fingerprint,
+        description=agent.describe(schema),
+        suggestions=[],
+        policy=agent.policy,
+        deadline=time.monotonic() + agent.config.question_deadline_s,
+    )
+    initial: AgentState = {"question": question, "history": [], "attempt_count": 0}
+    try:
+        final: dict[str, Any] = await build_single_shot_graph().ainvoke(initial, context=ctx)
+    except Exception:
+        logger.exception("single-shot run failed unexpectedly")
+        final = {"outcome": "failed", "error_kind": "internal"}
+    return _result(question, final, started)
+
+
+def _result(question: str, state: dict[str, Any], started: float) -> AgentResult:
+    calls: list[LLMCall] = state.get("llm_calls", [])
+    outcome = state.get("outcome", "failed")
+    answered = outcome in ("answered", "no_data")
+    timings = dict(state.get("timings_ms", {})) or {"total": (time.perf_counter() - started) * 1000}
+    return AgentResult(
+        question=question,
+        standalone_question=state.get("standalone_question", question),
+        answer=state.get("answer", ""),
+        outcome=outcome,
+        cypher=state.get("cypher") or None,
+        columns=list(state.get("columns", [])) if answered else [],
+        rows=list(state.get("rows", [])) if answered else [],
+        truncated=bool(state.get("truncated", False)) and answered,
+        attempts=list(state.get("attempts", [])),
+        llm_calls=len(calls),
+        llm_steps=[call.step for call in calls],
+        prompt_tokens=sum(call.prompt_tokens for call in calls),
+        completion_tokens=sum(call.completion_tokens for call in calls),
+        timings_ms=timings,
+        example_ids=list(state.get("example_ids", [])),
+        error_kind=state.get("error_kind") if outcome == "failed" else None,
+    )
