@@ -23,6 +23,15 @@ from typing import Any, Literal
 
 logger = logging.getLogger(__name__)
 
+
+class _Server(ThreadingHTTPServer):
+    """ThreadingHTTPServer with a listen backlog fit for bursts (the default of 5 resets
+    connections when Slack delivers a few dozen events at once)."""
+
+    request_queue_size = 128
+    daemon_threads = True
+
+
 ChannelKind = Literal["public", "private", "im"]
 Subscriber = Callable[["StateChange"], None]
 
@@ -181,7 +190,7 @@ class SlackEmulator:
     def start(self) -> SlackEmulator:
         """Bind 127.0.0.1 on a free port and serve in a background thread."""
         handler = _handler_for(self)
-        self._server = ThreadingHTTPServer(("127.0.0.1", 0), handler)
+        self._server = _Server(("127.0.0.1", 0), handler)
         self._server.daemon_threads = True
         self._thread = threading.Thread(
             target=self._server.serve_forever, name="slack-emulator", daemon=True

@@ -22,6 +22,15 @@ from slack_bolt.request import BoltRequest
 
 logger = logging.getLogger(__name__)
 
+
+class _Server(ThreadingHTTPServer):
+    """ThreadingHTTPServer with a listen backlog fit for bursts (the default of 5 resets
+    connections when Slack delivers a few dozen events at once)."""
+
+    request_queue_size = 128
+    daemon_threads = True
+
+
 HealthCheck = Callable[[], object]
 """Raises when the thing it checks is down; its return value (e.g. a version) is reported."""
 
@@ -42,7 +51,7 @@ class SlackHTTPServer:
     ) -> None:
         self.app = app
         self.health = dict(health or {})
-        self._server = ThreadingHTTPServer((host, port), _handler_for(self))
+        self._server = _Server((host, port), _handler_for(self))
         self._server.daemon_threads = True
         self._thread: threading.Thread | None = None
 

@@ -52,7 +52,8 @@ def run(
 
                 assert s.slack_app_token is not None
                 logger.info("Connecting to Slack in Socket Mode…")
-                SocketModeHandler(bot.app, app_token=s.slack_app_token.get_secret_value()).start()
+                handler = SocketModeHandler(bot.app, app_token=s.slack_app_token.get_secret_value())
+                handler.start()  # type: ignore[no-untyped-call]
             else:
                 server = SlackHTTPServer(
                     bot.app,

@@ -1,0 +1,173 @@
+"""Slack bot benchmark: ack latency under concurrent events, end-to-end overhead per question,
+answers per second with many threads vs one (real Bolt app, emulator, agent, demo graph)."""
+
+from __future__ import annotations
+
+import json
+import sys
+import tempfile
+import threading
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+from bot.wiring import build_agent
+from graph_agent.graphdb import GraphDB, connect
+from graph_agent.llm import LLMs
+from memory import open_memory
+from tests.support.scripted_llm import ScriptedChatModel
+from tests.support.slack import CHANNEL, SlackRig, graph_responder, rig_settings, slack_rig
+
+TEAM_SIZES = (
+    "MATCH (p:Person)-[:MEMBER_OF]->(t:Team) "
+    "RETURN t.name AS team, count(p) AS people ORDER BY people DESC LIMIT 3"
+)
+
+
+def percentile(values: list[float], p: float) -> float:
+    ordered = sorted(values)
+    index = min(len(ordered) - 1, max(0, round(p / 100 * (len(ordered) - 1))))
+    return ordered[index]
+
+
+@contextmanager
+def rig(db: GraphDB, data_dir: Path, llm_delay_s: float, workers: int = 8) -> Iterator[SlackRig]:
+    model = ScriptedChatModel(
+        responder=graph_responder(lambda q: TEAM_SIZES, delay_s=lambda kind: llm_delay_s)
+    )
+    overrides: dict[str, Any] = {"workers": workers}
+    settings = rig_settings(data_dir, **overrides)
+    with open_memory(settings.memory_path) as memory:
+        agent = build_agent(settings, memory.examples, db=db, llms=LLMs(cypher=model, fast=model))
+        with slack_rig(agent, data_dir, memory=memory, **overrides) as started:
+            yield started
+
+
+def ask_and_wait(r: SlackRig, question: str, timeout: float = 120) -> float:
+    """Seconds from the emulator posting the mention to the final answer being posted."""
+    started = time.perf_counter()
+    mention = r.mention(question)
+    r.emulator.wait_for(lambda: r.answers(CHANNEL, mention["ts"]), timeout)
+    return time.perf_counter() - started
+
+
+def bench_ack(db: GraphDB, tmp: Path, rounds: int) -> dict[str, float]:
+    """20 mentions delivered at once; the time until each HTTP response, seen by the emulator."""
+    acks: list[float] = []
+    with rig(db, tmp / "ack", llm_delay_s=0.0) as r:
+        for n in range(rounds):
+            payloads = []
+            for i in range(20):
+                message, _ = r.emulator.post_message(
+                    "U0ALICE", CHANNEL, f"<@{r.bot_user}> round {n} question {i}", deliver=False
+                )
+                payloads.append(r.emulator.events_for_message(CHANNEL, message)[0])
+            deliveries = r.emulator.deliver_all(payloads, concurrent=True)
+            acks += [d.elapsed_s * 1000 for d in deliveries]
+            r.settle()
+    return {
+        "events": len(acks),
+        "p50_ms": percentile(acks, 50),
+        "p99_ms": percentile(acks, 99),
+        "max_ms": max(acks),
+    }
+
+
+def bench_overhead(db: GraphDB, tmp: Path, questions: int) -> dict[str, float]:
+    """Sequential questions with an instant LLM: event → final answer posted."""
+    with rig(db, tmp / "overhead", llm_delay_s=0.0) as r:
+        ask_and_wait(r, "warm-up")
+        times = [
+            ask_and_wait(r, f"Which teams have the most people? #{i}") * 1000
+            for i in range(questions)
+        ]
+    return {
+        "questions": questions,
+        "p50_ms": percentile(times, 50),
+        "p95_ms": percentile(times, 95),
+    }
+
+
+def bench_throughput(db: GraphDB, tmp: Path, single: int, threads: int = 50) -> dict[str, float]:
+    """Answers per second with a 0.5 s LLM (3 calls a question): one thread vs 50 at once."""
+    with rig(db, tmp / "single", llm_delay_s=0.5) as r:
+        started = time.perf_counter()
+        for i in range(single):
+            ask_and_wait(r, f"Which teams have the most people? one-by-one #{i}")
+        one = single / (time.perf_counter() - started)
+    with rig(db, tmp / "many", llm_delay_s=0.5) as r:
+        started = time.perf_counter()
+        workers = [
+            threading.Thread(
+                target=ask_and_wait, args=(r, f"Which teams have the most people? #{i}", 300)
+            )
+            for i in range(threads)
+        ]
+        for w in workers:
+            w.start()
+        for w in workers:
+            w.join()
+        many = threads / (time.perf_counter() - started)
+        worker_count = r.settings.workers
+    return {
+        "one_thread_per_s": one,
+        "many_threads_per_s": many,
+        "threads": threads,
+        "workers": worker_count,
+        "ratio": many / one,
+    }
+
+
+def run(quick: bool = False) -> dict[str, Any]:
+    """Run the Slack benchmark; `quick` uses fewer rounds and questions."""
+    from graph_agent.demo import load_demo
+    from graph_agent.graphdb.embedded import embedded_server
+
+    with tempfile.TemporaryDirectory() as name:
+        tmp = Path(name)
+        db = connect("embedded", data_dir=tmp / "graph", graph_name="bench")
+        try:
+            load_demo(db)
+            return {
+                "ack": bench_ack(db, tmp, rounds=2 if quick else 5),
+                "overhead": bench_overhead(db, tmp, questions=10 if quick else 40),
+                "throughput": bench_throughput(db, tmp, single=3 if quick else 6),
+            }
+        finally:
+            db.close()
+            embedded_server(tmp / "graph").stop()
+
+
+def markdown(results: dict[str, Any]) -> str:
+    ack, overhead, tp = results["ack"], results["overhead"], results["throughput"]
+    return "\n".join(
+        [
+            "## Slack bot (real Bolt app over HTTP, local Slack API emulator, demo graph)",
+            "",
+            "| measure | value |",
+            "|---|---:|",
+            f"| ack latency, 20 concurrent events ({ack['events']} events): p50 | {ack['p50_ms']:.1f} ms |",
+            f"| ack latency: p99 | {ack['p99_ms']:.1f} ms |",
+            f"| event → final answer posted, instant LLM ({overhead['questions']} questions): p50 | {overhead['p50_ms']:.0f} ms |",
+            f"| event → final answer posted: p95 | {overhead['p95_ms']:.0f} ms |",
+            f"| answers/s, 0.5 s LLM, one thread | {tp['one_thread_per_s']:.2f} |",
+            f"| answers/s, 0.5 s LLM, {tp['threads']} threads at once ({tp['workers']} workers) | {tp['many_threads_per_s']:.2f} |",
+            f"| ratio | {tp['ratio']:.1f}× |",
+        ]
+    )
+
+
+def main(argv: list[str]) -> None:
+    results = run(quick="--quick" in argv)
+    if "--json" in argv:
+        print(json.dumps(results, indent=2))
+    else:
+        print(markdown(results))
+
+
+if __name__ == "__main__":
+    main(sys.argv[1:])
