@@ -8,6 +8,7 @@ import typer
 def register_all(app: typer.Typer) -> None:
     """Attach every command module's commands to `app`."""
     from bot.commands import agent as agent_commands
+    from bot.commands import eval as eval_commands
     from bot.commands import graph, slack
     from bot.commands import memory as memory_commands
 
@@ -15,3 +16,4 @@ def register_all(app: typer.Typer) -> None:
     memory_commands.register(app)
     agent_commands.register(app)
     slack.register(app)
+    eval_commands.register(app)

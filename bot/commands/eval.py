@@ -1,0 +1,271 @@
+"""`cypherbot eval QUESTIONS_FILE`: ask evaluation questions, score them against gold Cypher, report."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import logging
+from contextlib import ExitStack
+from enum import StrEnum
+from importlib import resources
+from pathlib import Path
+from typing import TYPE_CHECKING, Annotated, Any
+
+import typer
+import yaml
+from rich.console import Console
+from rich.progress import (
+    BarColumn,
+    MofNCompleteColumn,
+    Progress,
+    SpinnerColumn,
+    TextColumn,
+    TimeElapsedColumn,
+    TimeRemainingColumn,
+)
+from rich.table import Table
+
+if TYPE_CHECKING:  # the agent stack is imported when the command runs, not at CLI start
+    from bot.settings import Settings
+    from graph_agent.graphdb import GraphDB
+    from memory.types import ExampleStore
+
+logger = logging.getLogger(__name__)
+console = Console()
+err_console = Console(stderr=True)
+
+
+class ModeChoice(StrEnum):
+    full = "full"
+    single_shot = "single-shot"
+
+
+class Switch(StrEnum):
+    on = "on"
+    off = "off"
+
+
+def _pct(value: float | None) -> str:
+    return "-" if value is None else f"{value:.0%}"
+
+
+def _num(value: float | None, fmt: str = "{:.1f}") -> str:
+    return "-" if value is None else fmt.format(value)
+
+
+def _secs(ms: float | None) -> str:
+    return "-" if ms is None else f"{ms / 1000:.2f} s"
+
+
+def example_store(settings: Settings, db: GraphDB, use: bool) -> tuple[ExampleStore, str]:
+    """The examples the agent may use, copied so the evaluation never writes to memory.
+
+    On: the memory database's active examples; when it has none and the graph is the demo,
+    the demo's seed examples. Off: none.
+    """
+    from graph_agent.examples import InMemoryExampleStore
+
+    store = InMemoryExampleStore()
+    if not use:
+        return store, "none (--examples off)"
+    if settings.memory_path.exists():
+        from memory import open_memory
+
+        with open_memory(settings.memory_path) as mem:
+            active = mem.examples.list(status="active", limit=1_000_000)
+        for example in reversed(active):  # list() is newest first; keep the taught order
+            store.add(example.question, example.cypher, source=example.source)
+        if active:
+            return store, f"{len(active)} active examples from {settings.memory_path}"
+    from graph_agent.demo import is_loaded
+
+    if is_loaded(db):
+        text = resources.files("graph_agent.demo").joinpath("seed_examples.yaml").read_text()
+        seeds = yaml.safe_load(text) or []
+        for seed in seeds:
+            store.add(seed["question"], seed["cypher"], source="seed")
+        return store, f"{len(seeds)} demo seed examples"
+    return store, "none (the memory database has no active examples)"
+
+
+def _summary_tables(summary: dict[str, Any]) -> list[Table]:
+    runs = Table(title="Accuracy by run", title_justify="left")
+    for name in ("run", "items", "strict", "relaxed", "answerable", "refusals", "answer names"):
+        runs.add_column(name, justify="left" if name == "run" else "right")
+    for name in ("LLM calls", "tokens in/out", "p50", "p95", "timeouts", "errors"):
+        runs.add_column(name, justify="right")
+    for run, s in summary["runs"].items():
+        runs.add_row(
+            run,
+            str(s["items"]),
+            _pct(s["strict"]),
+            _pct(s["relaxed"]),
+            f"{_pct(s['answerable_strict'])} / {_pct(s['answerable_relaxed'])}",
+            _pct(s["refusal_strict"]),
+            _pct(s["answer_mentions"]),
+            _num(s["mean_llm_calls"], "{:.2f}"),
+            f"{_num(s['mean_prompt_tokens'], '{:.0f}')} / "
+            f"{_num(s['mean_completion_tokens'], '{:.0f}')}",
+            _secs(s["latency_p50_ms"]),
+            _secs(s["latency_p95_ms"]),
+            str(s["timeouts"]),
+            str(s["errors"] + s["gold_errors"]),
+        )
+    runs.caption = (
+        "strict: same rows as the gold query; relaxed: every gold value present; "
+        "answerable: strict / relaxed on questions with gold rows; refusals: out-of-scope "
+        "questions declined; answer names: share of gold values named in the answer text; "
+        "LLM calls and tokens are means per question."
+    )
+    tags = Table(title="Strict / relaxed accuracy by tag", title_justify="left")
+    tags.add_column("tag")
+    run_names = list(summary["tags"])
+    for run in run_names:
+        tags.add_column(run, justify="right")
+    all_tags = sorted({tag for per in summary["tags"].values() for tag in per})
+    for tag in all_tags:
+        cells = []
+        for run in run_names:
+            t = summary["tags"][run].get(tag)
+            cells.append(
+                "-" if t is None else f"{_pct(t['strict'])} / {_pct(t['relaxed'])} ({t['items']})"
+            )
+        tags.add_row(tag, *cells)
+    return [runs, tags]
+
+
+def _all_records(out: Path) -> list[dict[str, Any]]:
+    from graph_agent.evaluation import ResultsFile
+
+    records: list[dict[str, Any]] = []
+    for path in sorted(out.glob("results-*.jsonl")):
+        records.extend(ResultsFile(path).load().values())
+    return records
+
+
+def register(app: typer.Typer) -> None:
+    """Attach `eval` to `app`."""
+
+    @app.command("eval")
+    def eval_command(
+        questions_file: Annotated[
+            Path, typer.Argument(help="YAML or JSONL items: id, question, gold_cypher, …")
+        ],
+        mode: Annotated[
+            ModeChoice,
+            typer.Option(help="full: the product's loop; single-shot: one generation, as is."),
+        ] = ModeChoice.full,
+        examples: Annotated[
+            Switch, typer.Option(help="Give the agent taught examples (memory, or demo seeds).")
+        ] = Switch.on,
+        timeout: Annotated[
+            float, typer.Option(help="Seconds per question, LLM calls included.")
+        ] = 120.0,
+        concurrency: Annotated[
+            int, typer.Option(min=1, help="Conversations asked at once (1 for local models).")
+        ] = 1,
+        out: Annotated[
+            Path | None,
+            typer.Option(help="Results directory [default: DATA_DIR/eval/<file name>]."),
+        ] = None,
+        resume: Annotated[
+            bool, typer.Option("--resume", help="Skip items already in this run's results.")
+        ] = False,
+        limit: Annotated[
+            int | None, typer.Option(min=1, help="Only the first N items (a smoke run).")
+        ] = None,
+    ) -> None:
+        """Score the bot on questions with gold Cypher: execution accuracy, cost, latency."""
+        from bot.cli import settings
+        from bot.wiring import build_agent, build_db, build_llms
+        from graph_agent.evaluation import (
+            ChartUnavailableError,
+            EvalFileError,
+            ResultsFile,
+            RunOptions,
+            evaluate,
+            load_items,
+            summarize,
+            write_chart,
+        )
+
+        s = settings()
+        try:
+            items = load_items(questions_file)
+        except EvalFileError as exc:
+            err_console.print(f"[red]Error:[/red] {exc}")
+            raise typer.Exit(2) from None
+        if limit is not None:
+            items = items[:limit]
+        llms = build_llms(s)
+        if llms is None:
+            err_console.print(
+                "[red]No LLM configured.[/red] Set OPENAI_API_KEY (OpenAI) or OPENAI_BASE_URL "
+                "(a local OpenAI-compatible server) and LLM_MODEL."
+            )
+            raise typer.Exit(2)
+        options = RunOptions(
+            mode=mode.value,  # type: ignore[arg-type]  # the enum's values are the Modes
+            examples=examples is Switch.on,
+            timeout_s=timeout,
+            concurrency=concurrency,
+        )
+        out_dir = out or s.data_dir / "eval" / questions_file.stem
+        results = ResultsFile(out_dir / f"results-{options.slug}.jsonl")
+        done = results.load() if resume else {}
+        if not resume:
+            results.reset()
+        wanted = {item.id for item in items}
+        todo = [item for item in items if item.id not in done]
+
+        with ExitStack() as stack:
+            db = build_db(s)
+            stack.callback(db.close)
+            store, source = example_store(s, db, options.examples)
+            agent = build_agent(s, store, db=db, llms=llms)
+            err_console.print(
+                f"Evaluating {len(todo)} of {len(items)} items on {db.url} · run "
+                f"[bold]{options.key}[/bold] · examples: {source} · model {s.llm_model}"
+                + (f" · {len(items) - len(todo)} already done" if done else "")
+            )
+            scored = {"strict": 0, "n": 0}
+            with Progress(
+                SpinnerColumn(),
+                TextColumn("[progress.description]{task.description}"),
+                BarColumn(),
+                MofNCompleteColumn(),
+                TextColumn("strict {task.fields[strict]}"),
+                TimeElapsedColumn(),
+                TextColumn("ETA"),
+                TimeRemainingColumn(),
+                console=err_console,
+            ) as progress:
+                task = progress.add_task(options.key, total=len(todo), strict="-")
+
+                def record(rec: dict[str, Any]) -> None:
+                    results.append(rec)
+                    scored["n"] += 1
+                    scored["strict"] += bool(rec.get("strict"))
+                    progress.update(task, advance=1, strict=f"{scored['strict'] / scored['n']:.0%}")
+
+                asyncio.run(
+                    evaluate(
+                        agent,
+                        items,
+                        options,
+                        done={k: v for k, v in done.items() if k in wanted},
+                        on_record=record,
+                    )
+                )
+
+        summary = summarize(_all_records(out_dir))
+        summary["questions_file"] = str(questions_file)
+        (out_dir / "summary.json").write_text(json.dumps(summary, indent=2, ensure_ascii=False))
+        for table in _summary_tables(summary):
+            console.print(table)
+        try:
+            chart = write_chart(summary, out_dir / "accuracy.png")
+            console.print(f"Chart: {chart}")
+        except ChartUnavailableError as exc:
+            err_console.print(f"[yellow]No chart:[/yellow] {exc}")
+        console.print(f"Results: {results.path} · summary: {out_dir / 'summary.json'}")
