@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import json
 import logging
-import os
+import platform
+import sqlite3
 import tempfile
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -168,6 +169,16 @@ def doctor() -> None:
     try:
         with _graph() as db:
             report("graph engine", True, f"{db.ping()} at {db.url}")
+            check_write_access = getattr(db, "write_access", None)
+            if check_write_access is not None:
+                can_write, detail = check_write_access()
+                report(
+                    "read-only user",
+                    None if can_write is not False else True,
+                    detail
+                    if can_write is False
+                    else f"{detail}; use a user with the `reader` role (see the README, Neo4j)",
+                )
             nodes, rels = db.counts()
             if nodes:
                 report("graph data", True, f"{nodes:,} nodes, {rels:,} relationships")
@@ -179,10 +190,37 @@ def doctor() -> None:
         report("LLM", True, f"model {s.llm_model} at {s.openai_base_url or 'OpenAI'}")
     else:
         report("LLM", None, "not configured: set OPENAI_API_KEY, or OPENAI_BASE_URL and LLM_MODEL")
-    report("python", True, f"pid {os.getpid()}")
+    from memory import MemoryStoreError, open_memory
+
+    try:
+        with open_memory(s.memory_path) as mem:
+            mem.ping()
+        report("memory", True, f"{s.memory_path}")
+    except (MemoryStoreError, OSError, sqlite3.Error) as exc:
+        report("memory", False, str(exc))
+    report("versions", True, _versions())
     console.print(table)
     if failed:
         raise typer.Exit(1)
+
+
+def _versions() -> str:
+    from importlib.metadata import PackageNotFoundError, version
+
+    found = []
+    for package in (
+        "cypherbot",
+        "langgraph",
+        "langchain-openai",
+        "slack-bolt",
+        "neo4j",
+        "falkordb",
+    ):
+        try:
+            found.append(f"{package} {version(package)}")
+        except PackageNotFoundError:
+            found.append(f"{package} missing")
+    return f"Python {platform.python_version()}; " + ", ".join(found)
 
 
 def parse_safe(url: str) -> str:

@@ -179,6 +179,10 @@ def assemble_schema(
     return GraphSchema(labels=labels, relationships=rels)
 
 
+# Built-in roles that cannot write (PUBLIC is granted to everyone).
+READ_ONLY_ROLES = frozenset({"reader", "PUBLIC"})
+
+
 class Neo4jGraph:
     """A GraphDB on one Neo4j database."""
 
@@ -378,6 +382,34 @@ class Neo4jGraph:
         except (neo4j_errors.Neo4jError, neo4j_errors.DriverError) as exc:
             raise self._translate(exc) from None
         return f"{info.agent} (protocol {'.'.join(map(str, info.protocol_version))})"
+
+    def write_access(self) -> tuple[bool | None, str]:
+        """Whether the configured user may write, found without writing anything.
+
+        First the user's roles (`SHOW CURRENT USER`, Enterprise/Aura): only `reader`/`PUBLIC`
+        means read-only. Otherwise the server is asked to EXPLAIN a write in a write session:
+        a refusal proves read-only; acceptance means it may write (Community edition has no
+        roles, so every user there can write).
+        """
+        try:
+            with self._driver.session(database="system") as session:
+                record = session.run("SHOW CURRENT USER YIELD roles").single()
+            roles = set(record["roles"] or []) if record is not None else set()
+        except (neo4j_errors.Neo4jError, neo4j_errors.DriverError):
+            roles = set()
+        if roles and roles <= READ_ONLY_ROLES:
+            return False, f"roles {', '.join(sorted(roles))}: read-only"
+        try:
+            with self._session(write=True) as session:
+                session.run("EXPLAIN CREATE (:CypherbotWriteProbe)").consume()
+        except neo4j_errors.Neo4jError as exc:
+            if "Forbidden" in (exc.code or "") or "AccessMode" in (exc.code or ""):
+                return False, f"writes are refused ({exc.code})"
+            return None, f"could not tell ({exc.code}: {exc.message})"
+        except neo4j_errors.DriverError as exc:
+            return None, f"could not tell ({exc})"
+        shown = f"roles {', '.join(sorted(roles))}" if roles else "no role information"
+        return True, f"the server accepts write statements for this user ({shown})"
 
     def close(self) -> None:
         self._driver.close()

@@ -1,0 +1,79 @@
+"""The graph commands end to end on the embedded engine: schema, query, demo-data, doctor."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+import bot.cli
+from graph_agent.graphdb import GraphDB
+from tests.conftest import DEMO_GRAPH
+
+
+@pytest.fixture
+def cli_env(monkeypatch: pytest.MonkeyPatch, demo_db: GraphDB, graph_data_dir: Path) -> None:
+    monkeypatch.setattr(bot.cli, "_settings", None)
+    monkeypatch.setenv("DATA_DIR", str(graph_data_dir))
+    monkeypatch.setenv("GRAPH_URL", "embedded")
+    monkeypatch.setenv("GRAPH_NAME", DEMO_GRAPH)
+    for name in ("OPENAI_API_KEY", "OPENAI_BASE_URL"):
+        monkeypatch.delenv(name, raising=False)
+
+
+def invoke(*args: str) -> tuple[int, str]:
+    outcome = CliRunner().invoke(bot.cli.app, list(args))
+    return outcome.exit_code, outcome.output
+
+
+def test_schema_prints_labels_and_patterns(cli_env: None) -> None:
+    code, out = invoke("schema")
+    assert code == 0, out
+    assert "Service" in out and "MEMBER_OF" in out and "->" in out
+
+
+def test_query_prints_a_table(cli_env: None) -> None:
+    code, out = invoke("query", "MATCH (t:Team) RETURN t.name AS team ORDER BY team LIMIT 2")
+    assert code == 0, out
+    assert "team" in out and "2 rows" in out
+
+
+def test_query_refuses_a_write_with_a_clear_error(cli_env: None, demo_db: GraphDB) -> None:
+    before = demo_db.counts()
+    outcome = CliRunner().invoke(bot.cli.app, ["query", "CREATE (:Intruder {name: 'x'})"])
+    assert outcome.exit_code != 0
+    assert outcome.exception is not None and "write" in str(outcome.exception).lower()
+    assert demo_db.counts() == before
+
+
+def test_demo_data_is_skipped_when_loaded(cli_env: None) -> None:
+    code, out = invoke("demo-data")
+    assert code == 0, out
+    assert "already loaded" in out
+
+
+def test_doctor_reports_engine_memory_versions_and_missing_llm(cli_env: None) -> None:
+    code, out = invoke("doctor")
+    assert code == 0, out
+    for check in ("graph engine", "graph data", "memory", "versions", "LLM"):
+        assert check in out
+    assert "not configured" in out and "OPENAI_API_KEY" in out
+
+
+def test_doctor_names_the_problem_with_a_wrong_url(
+    cli_env: None, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("GRAPH_URL", "mysql://localhost/graph")
+    code, out = invoke("doctor")
+    assert code == 1
+    assert "fail" in out and "neo4j://" in out  # the accepted forms are listed
+
+
+def test_unreachable_falkordb_server_says_which_url(
+    cli_env: None, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("GRAPH_URL", "falkordb://127.0.0.1:1/g")
+    outcome = CliRunner().invoke(bot.cli.app, ["query", "RETURN 1"])
+    assert outcome.exit_code != 0
+    assert "127.0.0.1:1" in str(outcome.exception)
