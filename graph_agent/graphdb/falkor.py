@@ -165,6 +165,8 @@ class FalkorGraph:
         try:
             plan = self._call(lambda: self._graph.explain(cypher))
         except redis.exceptions.ResponseError as exc:
+            if _is_missing_graph(exc) and self._materialise_empty_graph():
+                return self.validate(cypher)
             message = _engine_message(exc)
             return Validation(ok=False, error=message, position=_position(message))
         ops = {line.strip().split(" |")[0].strip() for line in str(plan).splitlines()}
@@ -176,6 +178,16 @@ class FalkorGraph:
         else:
             read_only = True
         return Validation(ok=True, read_only=read_only)
+
+    def _materialise_empty_graph(self) -> bool:
+        # GRAPH.EXPLAIN needs the graph key to exist, and FalkorDB creates it only on the
+        # first query; a no-op RETURN creates an empty graph so statements can be checked
+        # (e.g. examples imported before any data is loaded). Nothing is written to it.
+        try:
+            self._call(lambda: self._graph.query("RETURN 1"))
+        except redis.exceptions.ResponseError:
+            return False
+        return True
 
     def run_read(
         self,

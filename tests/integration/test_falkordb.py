@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import time
+from pathlib import Path
 
 import pytest
 
@@ -165,3 +166,18 @@ def test_scratch_db_writes_and_lookup_through_fulltext(scratch_db: GraphDB) -> N
     matches = scratch_db.lookup_values("any science fiction clubs?")
     assert matches and matches[0].value == "Science Fiction Club"
     assert scratch_db.counts() == (len(rows), 0)
+
+
+def test_validate_works_on_a_graph_that_was_never_written(
+    demo_db: GraphDB, graph_data_dir: Path
+) -> None:
+    from graph_agent.graphdb import connect
+
+    db = connect("embedded", data_dir=graph_data_dir, graph_name="never_written_validate")
+    try:
+        assert db.validate("RETURN 1").ok
+        bad = db.validate("MATCH (n:P RETURN n")
+        assert not bad.ok and bad.error and "Invalid input" in bad.error
+        assert db.counts() == (0, 0)
+    finally:
+        db.close()
