@@ -11,9 +11,12 @@ def register_all(app: typer.Typer) -> None:
     from bot.commands import eval as eval_commands
     from bot.commands import graph, slack
     from bot.commands import memory as memory_commands
+    from bot.commands import playground, start
 
     graph.register(app)
     memory_commands.register(app)
     agent_commands.register(app)
+    playground.register(app)
+    start.register(app)
     slack.register(app)
     eval_commands.register(app)

@@ -1,0 +1,6 @@
+"""The local playground: the real bot, agent, graph and memory in a browser, with Slack played locally."""
+
+from bot.playground.page import PlaygroundStartError
+from bot.playground.playground import FROM_SETTINGS, Playground, build_playground
+
+__all__ = ["FROM_SETTINGS", "Playground", "PlaygroundStartError", "build_playground"]
