@@ -184,10 +184,10 @@ def relaxed_match(gold: Sequence[Sequence[Any]], generated: Sequence[Sequence[An
 
 
 def _number_forms(x: float) -> set[str]:
-    forms = {f"{x:.0f}", f"{x:,.0f}"} if float(x).is_integer() else set()
-    if not float(x).is_integer():
-        forms |= {f"{x:.1f}", f"{x:.2f}", f"{x:g}", f"{x:,.1f}", f"{x:,.2f}"}
-    return forms
+    if float(x).is_integer():
+        return {f"{x:.0f}", f"{x:,.0f}"}
+    # As printed in full, and rounded the ways people (and models) round.
+    return {str(x), f"{x:g}"} | {f"{x:.{d}f}" for d in range(4)} | {f"{x:,.{d}f}" for d in (1, 2)}
 
 
 def mentioned(value: Any, text: str) -> bool:

@@ -1,0 +1,198 @@
+"""Execution-accuracy scoring: strict and relaxed row comparison, refusals, answer mentions."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from graph_agent.evaluation.items import EvalFileError, chains, parse_items
+from graph_agent.evaluation.report import percentile, summarize
+from graph_agent.evaluation.scoring import (
+    answer_mentions,
+    orders_and_limits,
+    refused,
+    relaxed_match,
+    rows_match,
+    score_answer,
+)
+
+NODE_A = {"_labels": ["Team"], "name": "Search", "department": "Platform"}
+NODE_A_OTHER_ORDER = {"department": "Platform", "name": "Search", "_labels": ["Team"]}
+NODE_B = {"_labels": ["Team"], "name": "Billing", "department": "Platform"}
+
+Rows = list[list[Any]]
+
+STRICT_CASES: list[tuple[str, Rows, Rows, bool, bool]] = [
+    # (case, gold, generated, ordered, expected)
+    ("identical", [["a", 1]], [["a", 1]], False, True),
+    ("column order ignored", [["a", 1]], [[1, "a"]], False, True),
+    ("row order ignored", [["a"], ["b"]], [["b"], ["a"]], False, True),
+    ("row order kept when ordered", [["a"], ["b"]], [["b"], ["a"]], True, False),
+    ("ordered and equal", [["a", 2], ["b", 1]], [[2, "a"], [1, "b"]], True, True),
+    ("int equals float", [[3]], [[3.0]], False, True),
+    ("float within tolerance", [[77.7352941176471]], [[77.73529411764]], False, True),
+    ("float outside tolerance", [[77.7]], [[77.8]], False, False),
+    ("number is not its string", [[3]], [["3"]], False, False),
+    ("strings are case-sensitive", [["Search"]], [["search"]], False, False),
+    ("duplicates count", [["a"], ["a"]], [["a"]], False, False),
+    ("multiset with duplicates", [["a"], ["a"], ["b"]], [["a"], ["b"], ["a"]], False, True),
+    ("extra column fails", [["a"]], [["a", 1]], False, False),
+    ("extra row fails", [["a"]], [["a"], ["b"]], False, False),
+    ("missing row fails", [["a"], ["b"]], [["a"]], False, False),
+    ("both empty", [], [], False, True),
+    ("nulls compare equal", [[None, "a"]], [["a", None]], False, True),
+    ("null is not zero", [[None]], [[0]], False, False),
+    ("nodes by properties", [[NODE_A]], [[NODE_A_OTHER_ORDER]], False, True),
+    ("different nodes", [[NODE_A]], [[NODE_B]], False, False),
+    ("node labels ignored", [[NODE_A]], [[{**NODE_A, "_labels": ["Other"]}]], False, True),
+    ("collected lists ignore order", [[["x", "y"]]], [[["y", "x"]]], False, True),
+    ("lists differ", [[["x", "y"]]], [[["x"]]], False, False),
+    ("booleans", [[True]], [[True]], False, True),
+    ("bool is not one", [[True]], [[1]], False, False),
+    ("path by parts", [[{"_nodes": [NODE_A], "_relationships": []}]],
+     [[{"_nodes": [NODE_A_OTHER_ORDER], "_relationships": []}]], False, True),
+]  # fmt: skip
+
+
+@pytest.mark.parametrize(
+    ("gold", "generated", "ordered", "expected"),
+    [case[1:] for case in STRICT_CASES],
+    ids=[case[0] for case in STRICT_CASES],
+)
+def test_rows_match(gold: Rows, generated: Rows, ordered: bool, expected: bool) -> None:
+    assert rows_match(gold, generated, ordered=ordered) is expected
+
+
+RELAXED_CASES: list[tuple[str, Rows, Rows, bool]] = [
+    ("extra columns allowed", [["a"]], [["a", 1]], True),
+    ("extra rows allowed", [["a"]], [["a"], ["b"]], True),
+    ("case and spaces folded", [["Search"]], [[" search "]], True),
+    ("missing value", [["a"], ["b"]], [["a"]], False),
+    ("numbers with tolerance", [[10]], [["x", 10.000001]], True),
+    ("node found by its name", [[NODE_A]], [["Search"]], True),
+    ("name found inside a node", [["Search"]], [[NODE_A]], True),
+    ("value inside a collected list", [["b"]], [[["a", "b"]]], True),
+    ("null gold values are not required", [["a", None]], [["a"]], True),
+    ("empty gold, empty generated", [], [], True),
+    ("empty gold, rows generated", [], [["a"]], False),
+    ("wrong number", [[4]], [[5]], False),
+]
+
+
+@pytest.mark.parametrize(
+    ("gold", "generated", "expected"),
+    [case[1:] for case in RELAXED_CASES],
+    ids=[case[0] for case in RELAXED_CASES],
+)
+def test_relaxed_match(gold: Rows, generated: Rows, expected: bool) -> None:
+    assert relaxed_match(gold, generated) is expected
+
+
+ORDER_CASES = [
+    ("MATCH (s) RETURN s.name AS n ORDER BY n LIMIT 3", True),
+    ("match (s) return s.name as n order by n desc limit 1", True),
+    ("MATCH (s) RETURN s.name AS n ORDER BY n", False),
+    ("MATCH (s) RETURN s.name AS n LIMIT 3", False),
+    ("MATCH (s) WITH s ORDER BY s.tier LIMIT 3 RETURN s.name", False),
+    ("MATCH (s) WHERE s.name = 'ORDER BY x LIMIT 1' RETURN s.name", False),
+]
+
+
+@pytest.mark.parametrize(("cypher", "expected"), ORDER_CASES)
+def test_orders_and_limits(cypher: str, expected: bool) -> None:
+    assert orders_and_limits(cypher) is expected
+
+
+REFUSAL_CASES = [
+    ("out_of_scope", None, (True, True)),
+    ("no_data", None, (True, True)),  # "the graph has no data on …" without a query
+    ("no_data", "MATCH (n) RETURN n", (False, True)),  # ran a query that found nothing
+    ("needs_clarification", None, (False, True)),
+    ("answered", "MATCH (n) RETURN n", (False, False)),
+    ("failed", None, (False, False)),
+]
+
+
+@pytest.mark.parametrize(("outcome", "cypher", "expected"), REFUSAL_CASES)
+def test_refused(outcome: str, cypher: str | None, expected: tuple[bool, bool]) -> None:
+    assert refused(outcome, cypher) == expected
+
+
+MENTION_CASES: list[tuple[Rows, str, float | None]] = [
+    ([["Payments", 12]], "Payments has 12 people.", 1.0),
+    ([["Payments", 12]], "payments is the biggest.", 0.5),
+    ([[1200]], "There are 1,200 of them.", 1.0),
+    ([[77.7352941]], "About 77.7 minutes on average.", 1.0),
+    ([[12]], "There are 112 services.", 0.0),  # 12 inside 112 is not a mention
+    ([[None]], "Nothing.", None),
+]
+
+
+@pytest.mark.parametrize(("gold", "answer", "expected"), MENTION_CASES)
+def test_answer_mentions(gold: Rows, answer: str, expected: float | None) -> None:
+    assert answer_mentions(gold, answer) == expected
+
+
+def test_score_answer_needs_a_run() -> None:
+    gold = "MATCH (t:Team) RETURN t.name ORDER BY t.name LIMIT 2"
+    ran = score_answer(gold, [["A"], ["B"]], "answered", [["A"], ["B"]], "A and B")
+    assert ran.strict and ran.relaxed and ran.ordered and ran.answer_mentions == 1.0
+    refused_ = score_answer(gold, [["A"], ["B"]], "out_of_scope", [], "")
+    assert not refused_.strict and not refused_.relaxed
+    empty = score_answer("MATCH (t:Team) RETURN t.name", [], "no_data", [], "none")
+    assert empty.strict and empty.relaxed
+
+
+ITEM_CASES: list[tuple[str, list[dict[str, Any]], str]] = [
+    ("duplicate id", [{"id": "a", "question": "q", "gold_cypher": "M"}] * 2, "duplicate id"),
+    ("follow-up before parent", [{"id": "b", "question": "q", "follow_up_of": "a"}], "before"),
+    ("missing question", [{"id": "a"}], "missing 'question'"),
+    ("answer without gold", [{"id": "a", "question": "q", "expected": "answer"}], "gold_cypher"),
+    ("bad expected", [{"id": "a", "question": "q", "expected": "maybe"}], "answer or refusal"),
+    ("not a mapping", ["just a string"], "expected a mapping"),
+]
+
+
+@pytest.mark.parametrize(
+    ("raw", "message"), [c[1:] for c in ITEM_CASES], ids=[c[0] for c in ITEM_CASES]
+)
+def test_parse_items_rejects(raw: list[dict[str, Any]], message: str) -> None:
+    with pytest.raises(EvalFileError, match=message):
+        parse_items(raw)
+
+
+def test_items_default_to_refusal_without_gold_and_group_into_chains() -> None:
+    items = parse_items(
+        [
+            {"id": "a", "question": "q1", "gold_cypher": "MATCH (n) RETURN n", "tags": "x"},
+            {"id": "oos", "question": "weather?"},
+            {"id": "b", "question": "q2", "gold_cypher": "M", "follow_up_of": "a"},
+            {"id": "c", "question": "q3", "gold_cypher": "M", "follow_up_of": "b"},
+        ]
+    )
+    assert items[0].tags == ("x",) and items[1].expected == "refusal"
+    assert [[i.id for i in chain.items] for chain in chains(items)] == [["a", "b", "c"], ["oos"]]
+
+
+def test_summarize_by_run_and_tag() -> None:
+    base = {"expected": "answer", "llm_calls": 3, "prompt_tokens": 100, "completion_tokens": 10}
+    records = [
+        {**base, "id": "1", "run": "full", "tags": ["t"], "strict": True, "relaxed": True,
+         "latency_ms": 100.0, "outcome": "answered"},
+        {**base, "id": "2", "run": "full", "tags": ["t", "u"], "strict": False, "relaxed": True,
+         "latency_ms": 300.0, "outcome": "answered"},
+        {**base, "id": "3", "run": "full", "tags": ["oos"], "expected": "refusal", "strict": True,
+         "relaxed": True, "latency_ms": 50.0, "outcome": "out_of_scope"},
+        {**base, "id": "1", "run": "single", "tags": ["t"], "strict": False, "relaxed": False,
+         "latency_ms": 10.0, "outcome": "timeout", "timed_out": True, "llm_calls": 1},
+    ]  # fmt: skip
+    summary = summarize(records)
+    full = summary["runs"]["full"]
+    assert full["items"] == 3 and full["strict"] == pytest.approx(2 / 3)
+    assert full["answerable_strict"] == 0.5 and full["answerable_relaxed"] == 1.0
+    assert full["refusal_strict"] == 1.0 and full["mean_llm_calls"] == 3
+    assert full["latency_p50_ms"] == 100.0 and full["latency_p95_ms"] == 300.0
+    assert summary["tags"]["full"]["t"] == {"items": 2, "strict": 0.5, "relaxed": 1.0}
+    assert summary["runs"]["single"]["timeouts"] == 1
+    assert percentile([], 0.5) is None
