@@ -16,8 +16,8 @@ from bot.delivery import Delivery
 from bot.listeners import command as slash
 from bot.listeners import ignored, mentions, messages, reactions
 from bot.progress import StatusSupport
-from bot.questions import AgentPort, BotDeps, Guards, SettingsGuards
-from bot.settings import Settings
+from bot.questions import AgentPort, BotDeps, Guards, SettingsGuards, accepts_policy
+from bot.settings import Settings, mask_secrets_in_logs
 from memory import Memory
 
 logger = logging.getLogger(__name__)
@@ -78,7 +78,17 @@ def create_bot(
     guards: Guards | None = None,
     socket_mode: bool | None = None,
 ) -> SlackBot:
-    """Build the app: auth.test for the bot's ids, the worker pool, every listener."""
+    """Build the app: auth.test for the bot's ids, the worker pool, every listener.
+
+    Also masks the configured secrets in the root logger's handlers (for embedded use; the
+    CLI does it when it configures logging)."""
+    mask_secrets_in_logs(settings)
+    guards = guards or SettingsGuards(settings)
+    if isinstance(guards, SettingsGuards) and guards.has_restrictions and not accepts_policy(agent):
+        raise SlackSetupError(
+            f"CHANNEL_RESTRICTIONS is set, but {type(agent).__name__}.run takes no policy=; "
+            "the channels' restrictions could not be applied."
+        )
     if socket_mode is None:
         socket_mode = settings.slack_app_token is not None
     if client is None:
@@ -109,7 +119,7 @@ def create_bot(
         agent=agent,
         memory=memory,
         delivery=Delivery(memory.events, workers=settings.workers),
-        guards=guards or SettingsGuards(settings),
+        guards=guards,
         status=StatusSupport(),
         bot_user_id=str(auth.get("user_id", "")),
         bot_id=str(auth.get("bot_id", "")),
@@ -163,7 +173,11 @@ def register_listeners(app: App, deps: BotDeps) -> None:
 
 
 def _ack_payload(deps: BotDeps, command_body: dict[str, Any]) -> dict[str, Any]:
-    return slash.ack_payload(slash.command_reply(deps, str(command_body.get("text", ""))))
+    channel = command_body.get("channel_id")
+    reply = slash.command_reply(
+        deps, str(command_body.get("text", "")), str(channel) if channel else None
+    )
+    return slash.ack_payload(reply)
 
 
 def _describe(body: dict[str, Any]) -> str:

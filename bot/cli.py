@@ -10,7 +10,7 @@ from pydantic import ValidationError
 from rich.console import Console
 
 from bot.commands import register_all
-from bot.settings import Settings
+from bot.settings import Settings, mask_secrets_in_logs
 
 app = typer.Typer(
     name="cypherbot",
@@ -43,6 +43,7 @@ def settings() -> Settings:
             format="%(asctime)s %(levelname)s %(name)s: %(message)s",
             stream=sys.stderr,
         )
+        mask_secrets_in_logs(_settings)
     return _settings
 
 

@@ -2,13 +2,11 @@
 
 from __future__ import annotations
 
+import inspect
 import logging
-import threading
-import time
-from collections import deque
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
-from typing import Any, Protocol
+from dataclasses import dataclass, field, replace
+from typing import Any, Protocol, cast
 
 from slack_sdk import WebClient
 
@@ -16,8 +14,12 @@ from bot import render
 from bot.delivery import Delivery
 from bot.progress import Progress, StatusSupport, call, post
 from bot.settings import Settings
-from bot.threads import Incoming, is_blank
+from bot.threads import Incoming
 from graph_agent.result import AgentResult, ProgressEvent
+from guardrails.channels import ChannelPolicy, NoticeOnce
+from guardrails.cypher_policy import CypherPolicy
+from guardrails.limits import QuestionCheck, RateLimiter, TokenBudget, check_question
+from guardrails.redact import redact_text
 from memory import Memory, Turn
 
 logger = logging.getLogger(__name__)
@@ -39,59 +41,104 @@ class AgentPort(Protocol):
     def describe(self) -> str: ...
 
 
-class Guards(Protocol):
-    """Input guardrails: each answers None (fine) or a kind message for the person."""
+class RestrictableAgentPort(AgentPort, Protocol):
+    """An agent that applies a per-call Cypher policy (channel restrictions)."""
 
-    def question_problem(self, text: str) -> str | None: ...
+    def run(
+        self,
+        question: str,
+        *,
+        history: Sequence[Turn] = (),
+        on_progress: Callable[[ProgressEvent], None] | None = None,
+        policy: CypherPolicy | None = None,
+    ) -> AgentResult: ...
+
+
+def accepts_policy(agent: AgentPort) -> bool:
+    """Whether `agent.run` takes `policy=` (wrappers must pass it on for restricted channels)."""
+    try:
+        parameters = inspect.signature(agent.run).parameters
+    except (TypeError, ValueError):
+        return False
+    return "policy" in parameters or any(
+        p.kind is inspect.Parameter.VAR_KEYWORD for p in parameters.values()
+    )
+
+
+@dataclass(frozen=True)
+class Declined:
+    """A question the bot will not answer, and what to tell the person (None: nothing)."""
+
+    reason: str
+    message: str | None
+
+
+class Guards(Protocol):
+    """Input guardrails and the per-workspace budget, checked before the agent runs."""
+
+    def channel_problem(self, channel: str, is_dm: bool) -> Declined | None: ...
+
+    def question_check(self, text: str) -> QuestionCheck: ...
 
     def rate_problem(self, user: str) -> str | None: ...
 
-    def channel_problem(self, channel: str, is_dm: bool) -> str | None: ...
+    def budget_problem(self, workspace: str) -> str | None: ...
+
+    def spend(self, workspace: str, tokens: int) -> None: ...
+
+    def policy_for(self, channel: str) -> CypherPolicy | None: ...
+
+
+BUDGET_MESSAGE = (
+    "Today's LLM budget for this workspace is used up, so I can't work out new questions "
+    "until it resets at midnight UTC. Questions I've been taught (`/cypherbot examples`) "
+    "will work again then too. Sorry for the wait!"
+)
 
 
 class SettingsGuards:
-    """Question length, per-user rate and channel policy from Settings."""
+    """The guardrails package configured from Settings: question checks, per-user rate limit,
+    channel policy (told once per channel), channel restrictions and the token budget."""
 
     def __init__(self, settings: Settings) -> None:
-        self._settings = settings
-        self._lock = threading.Lock()
-        self._seen: dict[str, deque[float]] = {}
+        self._max_chars = settings.max_question_chars
+        self._channels = ChannelPolicy.from_settings(
+            settings.allowed_channels,
+            settings.denied_channels,
+            settings.allow_dms,
+            settings.channel_restrictions,
+        )
+        self._told = NoticeOnce()
+        self._rate = RateLimiter(settings.rate_per_minute, settings.rate_per_day)
+        self._budget = TokenBudget(settings.daily_token_budget)
 
-    def question_problem(self, text: str) -> str | None:
-        limit = self._settings.max_question_chars
-        if len(text) > limit:
-            return (
-                f"That message is {len(text):,} characters long; I take questions of up to "
-                f"{limit:,} characters. Could you ask it more briefly?"
-            )
-        return None
+    @property
+    def has_restrictions(self) -> bool:
+        return any(self._channels.restrictions.values())
+
+    def channel_problem(self, channel: str, is_dm: bool) -> Declined | None:
+        decision = self._channels.decide(channel, is_dm)
+        if decision.answer:
+            return None
+        # Told once per channel; after that the bot stays quiet there.
+        told = decision.message if self._told.first(f"{decision.reason}:{channel}") else None
+        return Declined(decision.reason, told)
+
+    def question_check(self, text: str) -> QuestionCheck:
+        return check_question(text, self._max_chars)
 
     def rate_problem(self, user: str) -> str | None:
-        now = time.monotonic()
-        per_minute, per_day = self._settings.rate_per_minute, self._settings.rate_per_day
-        with self._lock:
-            seen = self._seen.setdefault(user, deque())
-            while seen and now - seen[0] > 86_400:
-                seen.popleft()
-            last_minute = sum(1 for t in seen if now - t < 60)
-            if per_minute and last_minute >= per_minute:
-                return f"You've asked {per_minute} questions in the last minute — please give me a moment and ask again."
-            if per_day and len(seen) >= per_day:
-                return f"You've reached today's limit of {per_day} questions. I'll be glad to help again tomorrow."
-            seen.append(now)
-        return None
+        return self._rate.allow(user).message
 
-    def channel_problem(self, channel: str, is_dm: bool) -> str | None:
-        settings = self._settings
-        if is_dm:
-            if not settings.allow_dms:
-                return "I don't answer direct messages here. Mention me in a channel instead."
-            return None
-        if channel in settings.denied_channels or (
-            settings.allowed_channels and channel not in settings.allowed_channels
-        ):
-            return "I don't answer questions in this channel. Ask me where I'm enabled, or in a DM."
-        return None
+    def budget_problem(self, workspace: str) -> str | None:
+        return BUDGET_MESSAGE if self._budget.state(workspace).over_budget else None
+
+    def spend(self, workspace: str, tokens: int) -> None:
+        self._budget.spend(workspace, tokens)
+
+    def policy_for(self, channel: str) -> CypherPolicy | None:
+        restrictions = self._channels.restrictions_for(channel)
+        return CypherPolicy(**restrictions._asdict()) if restrictions else None
 
 
 @dataclass
@@ -110,49 +157,71 @@ class BotDeps:
     progress_interval_s: float = 1.0
 
 
+def _declined(incoming: Incoming, reason: str) -> None:
+    logger.info(
+        "declined a question (%s) in %s from %s", reason, incoming.conversation, incoming.user
+    )
+
+
 def answer(deps: BotDeps, client: WebClient, incoming: Incoming) -> None:
     """Answer `incoming` in its thread; every failure ends in a kind message, never a raise."""
+    settings = deps.settings
+    guards = deps.guards
+    logger.info(
+        "question from %s in %s: %s",
+        incoming.user,
+        incoming.conversation,
+        redact_text(incoming.text, settings.log_user_text),
+    )
+    declined = guards.channel_problem(incoming.channel, incoming.is_dm)
+    if declined is not None:
+        _declined(incoming, declined.reason)
+        if declined.message:
+            post(client, incoming.channel, incoming.thread_ts, render.notice(declined.message))
+        return
+    checked = guards.question_check(incoming.text)
+    if checked.problem == "empty":
+        post(client, incoming.channel, incoming.thread_ts, help_message(deps, incoming.channel))
+        return
     problem = (
-        deps.guards.channel_problem(incoming.channel, incoming.is_dm)
-        or deps.guards.question_problem(incoming.text)
-        or (None if is_blank(incoming.text) else deps.guards.rate_problem(incoming.user))
+        checked.message
+        or guards.rate_problem(incoming.user)
+        or guards.budget_problem(incoming.team)
     )
     if problem:
-        logger.info("declined a question in %s: %s", incoming.channel, problem[:60])
+        _declined(incoming, checked.problem or "limit")
         post(client, incoming.channel, incoming.thread_ts, render.notice(problem))
         return
-    if is_blank(incoming.text):
-        post(client, incoming.channel, incoming.thread_ts, help_message(deps))
-        return
+    question = replace(incoming, text=checked.text)
     progress = Progress(
         client,
-        incoming.channel,
-        incoming.thread_ts,
+        question.channel,
+        question.thread_ts,
         status=deps.status,
         min_interval_s=deps.progress_interval_s,
     )
     progress.start("Working on it…")
-    settings = deps.settings
     result: AgentResult | None = None
     try:
         history = deps.memory.conversations.history(
-            incoming.conversation, settings.history_turns, max_chars=settings.history_chars
+            question.conversation, settings.history_turns, max_chars=settings.history_chars
         )
-        result = deps.agent.run(incoming.text, history=history, on_progress=progress.update)
+        result = _run_agent(deps, question, history, progress.update)
     except Exception:
         reference = render.reference_id()
         logger.exception(
-            "answering failed (ref %s, conversation %s)", reference, incoming.conversation
+            "answering failed (ref %s, conversation %s)", reference, question.conversation
         )
         progress.finish(render.error_message("internal", reference))
         return
+    guards.spend(question.team, result.prompt_tokens + result.completion_tokens)
     if result.outcome == "failed":
         reference = render.reference_id()
         logger.warning(
             "question failed: %s (ref %s, conversation %s, attempts %d)",
             result.error_kind,
             reference,
-            incoming.conversation,
+            question.conversation,
             len(result.attempts),
         )
         message = render.error_message(result.error_kind or "failed", reference)
@@ -161,15 +230,31 @@ def answer(deps: BotDeps, client: WebClient, incoming: Incoming) -> None:
             result, rows_shown=settings.rows_shown, csv_upload=settings.csv_upload
         )
     # Recorded before posting, so a follow-up typed right after the answer finds the thread.
-    turn_id = _record(deps, incoming, result)
+    turn_id = _record(deps, question, result)
     ts = progress.finish(message)
     if ts and turn_id is not None:
         try:
-            deps.memory.conversations.attach_message(turn_id, incoming.channel, ts)
+            deps.memory.conversations.attach_message(turn_id, question.channel, ts)
         except Exception:
             logger.exception("could not link turn %s to its message", turn_id)
     if message.csv is not None:
-        _upload_csv(client, incoming, message)
+        _upload_csv(client, question, message)
+
+
+def _run_agent(
+    deps: BotDeps,
+    incoming: Incoming,
+    history: Sequence[Turn],
+    on_progress: Callable[[ProgressEvent], None],
+) -> AgentResult:
+    policy = deps.guards.policy_for(incoming.channel)
+    if policy is None:
+        return deps.agent.run(incoming.text, history=history, on_progress=on_progress)
+    if not accepts_policy(deps.agent):
+        # Fail closed: answering without the channel's restrictions would show hidden names.
+        raise TypeError(f"{type(deps.agent).__name__}.run takes no policy= for {incoming.channel}")
+    agent = cast(RestrictableAgentPort, deps.agent)
+    return agent.run(incoming.text, history=history, on_progress=on_progress, policy=policy)
 
 
 def _record(deps: BotDeps, incoming: Incoming, result: AgentResult) -> int | None:
@@ -207,7 +292,12 @@ def _upload_csv(client: WebClient, incoming: Incoming, message: render.Rendered)
     )
 
 
-def help_message(deps: BotDeps) -> render.Rendered:
+def help_message(deps: BotDeps, channel: str | None = None) -> render.Rendered:
+    """What the bot can answer, with example questions; generic in a restricted channel."""
+    if channel is not None and deps.guards.policy_for(channel) is not None:
+        # The description and suggestions come from the full schema and would name what
+        # this channel may not see.
+        return render.help_message([], description=None)
     try:
         suggestions = deps.agent.suggestions(3)
         description: str | None = deps.agent.describe()

@@ -2,11 +2,16 @@
 
 from __future__ import annotations
 
+import logging
 from pathlib import Path
 from typing import Literal
+from urllib.parse import urlsplit
 
-from pydantic import Field, SecretStr
+from pydantic import Field, SecretStr, field_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
+
+from guardrails.channels import parse_channel_restrictions
+from guardrails.redact import SecretFilter
 
 
 class Settings(BaseSettings):
@@ -97,10 +102,22 @@ class Settings(BaseSettings):
     allowed_channels: list[str] = Field(default_factory=list, description="Answer only here.")
     denied_channels: list[str] = Field(default_factory=list, description="Never answer here.")
     allow_dms: bool = Field(True, description="Answer direct messages.")
+    channel_restrictions: str = Field(
+        "",
+        description="Names a channel may not see: `C123:Person.salary,Incident,[PAID];*:.ssn` "
+        "(`Label`, `Label.property`, `.property`, `[REL_TYPE]`; `*` = every channel).",
+    )
     log_user_text: Literal["truncate", "redact", "full"] = Field(
         "truncate", description="User text in INFO logs."
     )
     log_level: str = Field("INFO", description="Logging level.")
+
+    @field_validator("channel_restrictions")
+    @classmethod
+    def _restrictions_parse(cls, value: str) -> str:
+        # Parsed here so that a typo stops the bot at startup, naming the setting.
+        parse_channel_restrictions(value)
+        return value
 
     @property
     def memory_path(self) -> Path:
@@ -109,6 +126,44 @@ class Settings(BaseSettings):
     @property
     def llm_configured(self) -> bool:
         return self.openai_api_key is not None or self.openai_base_url is not None
+
+    def secret_values(self) -> list[str]:
+        """Every configured secret: Slack tokens, signing secret, passwords, the API key."""
+        secrets = [
+            self.slack_bot_token,
+            self.slack_app_token,
+            self.slack_signing_secret,
+            self.neo4j_password,
+            self.openai_api_key,
+        ]
+        values = [s.get_secret_value() for s in secrets if s is not None]
+        for url in (self.graph_url, self.openai_base_url):
+            password = urlsplit(url).password if url else None
+            if password:
+                values.append(password)
+        return [v for v in values if v]
+
+
+class _ConfiguredSecrets(SecretFilter):
+    """The filter `mask_secrets_in_logs` installs (so it replaces only its own)."""
+
+
+_masked: set[str] = set()
+
+
+def mask_secrets_in_logs(settings: Settings) -> None:
+    """Mask every configured secret in what the root logger's handlers write.
+
+    Handlers, not loggers, because a logger's filter does not see its children's records.
+    Secrets accumulate (one process may serve several configurations, as tests do); call
+    again after adding handlers.
+    """
+    _masked.update(settings.secret_values())
+    secret_filter = _ConfiguredSecrets(sorted(_masked))
+    for handler in logging.getLogger().handlers:
+        for old in [f for f in handler.filters if isinstance(f, _ConfiguredSecrets)]:
+            handler.removeFilter(old)
+        handler.addFilter(secret_filter)
 
 
 def settings_table() -> str:

@@ -20,7 +20,7 @@ from graph_agent.config import AgentConfig
 from graph_agent.context import Context
 from graph_agent.errors import LLMNotConfiguredError
 from graph_agent.graphdb.errors import GraphError
-from graph_agent.graphdb.protocol import GraphDB, GraphSchema
+from graph_agent.graphdb.protocol import GraphDB, GraphSchema, PropertyInfo
 from graph_agent.graphdb.schema import schema_fingerprint
 from graph_agent.llm import LLMCall, LLMs
 from graph_agent.result import AgentResult, ProgressCallback
@@ -90,18 +90,40 @@ def hide_labels(schema: GraphSchema, hidden: Sequence[str]) -> GraphSchema:
     """The schema without `hidden` labels and the relationships that touch them."""
     if not hidden:
         return schema
-    gone = set(hidden)
+    return restricted_schema(schema, CypherPolicy(hidden_labels=frozenset(hidden)))
+
+
+def restricted_schema(schema: GraphSchema, policy: CypherPolicy | None) -> GraphSchema:
+    """The schema a policy's hidden names leave: labels, relationship types and properties.
+
+    Names compare case-insensitively, as the policy does. A hidden `Label.property` goes from
+    every label and relationship, because the policy refuses that key everywhere (a variable's
+    label is not always known); showing it elsewhere would only invite refused queries.
+    """
+    if policy is None or not policy.has_hidden_names:
+        return schema
+    labels = {name.casefold() for name in policy.hidden_labels}
+    rel_types = {name.casefold() for name in policy.hidden_rel_types}
+    props = {name.rsplit(".", 1)[-1].casefold() for name in policy.hidden_properties}
+
+    def visible(properties: tuple[PropertyInfo, ...]) -> tuple[PropertyInfo, ...]:
+        return tuple(p for p in properties if p.name.casefold() not in props)
+
     return replace(
         schema,
-        labels=tuple(label for label in schema.labels if label.name not in gone),
+        labels=tuple(
+            replace(label, properties=visible(label.properties))
+            for label in schema.labels
+            if label.name.casefold() not in labels
+        ),
         relationships=tuple(
-            rel for rel in schema.relationships if rel.start not in gone and rel.end not in gone
+            replace(rel, properties=visible(rel.properties))
+            for rel in schema.relationships
+            if rel.type.casefold() not in rel_types
+            and rel.start.casefold() not in labels
+            and rel.end.casefold() not in labels
         ),
     )
-
-
-def _hidden(policy: CypherPolicy | None) -> tuple[str, ...]:
-    return tuple(getattr(policy, "hidden_labels", ()) or ())
 
 
 class Agent:
@@ -226,7 +248,7 @@ class Agent:
         except GraphError as exc:
             logger.warning("graph unavailable: %s", exc)
             return _failure(question, "graph_down", nodes.FAILURE_TEXT["graph_down"], started)
-        schema = hide_labels(full, _hidden(policy))
+        schema = restricted_schema(full, policy)
         setup_ms = (time.perf_counter() - started) * 1000
         ctx = Context(
             db=self.db,

@@ -4,10 +4,13 @@ from __future__ import annotations
 
 import logging
 from contextlib import ExitStack
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 from rich.console import Console
+
+if TYPE_CHECKING:
+    from memory import Memory
 
 logger = logging.getLogger(__name__)
 err_console = Console(stderr=True)
@@ -36,6 +39,7 @@ def run(
         stack.callback(db.close)
         memory = open_memory(s.memory_path, include_candidates=s.use_candidates)
         stack.callback(memory.close)
+        purge_on_start(memory, s.retention_days)
         agent = build_agent(s, memory.examples, db=db)
         memory.examples.schema_fingerprint = agent.schema_fingerprint
         try:
@@ -66,6 +70,19 @@ def run(
                 server.serve_forever()
         except KeyboardInterrupt:
             logger.info("Stopping: finishing the questions in progress…")
+
+
+def purge_on_start(memory: Memory, retention_days: int) -> tuple[int, int]:
+    """Drop turns past the retention period and expired delivery keys; return both counts."""
+    turns = memory.conversations.purge(retention_days)
+    events = memory.events.purge_expired()
+    logger.info(
+        "startup clean-up: %d turns older than %d days and %d expired event keys removed",
+        turns,
+        retention_days,
+        events,
+    )
+    return turns, events
 
 
 def register(app: typer.Typer) -> None:

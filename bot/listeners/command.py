@@ -7,20 +7,25 @@ from typing import Any
 
 from bot import render
 from bot.questions import BotDeps, help_message
+from guardrails.cypher_policy import check_cypher
 
 logger = logging.getLogger(__name__)
 
 USAGE = "Try `/cypherbot help`, `/cypherbot examples` or `/cypherbot schema`."
 
 
-def command_reply(deps: BotDeps, text: str) -> render.Rendered:
-    """The ephemeral reply to `/cypherbot <text>`."""
+def command_reply(deps: BotDeps, text: str, channel: str | None = None) -> render.Rendered:
+    """The ephemeral reply to `/cypherbot <text>` typed in `channel`."""
     word = (text.strip().split() or ["help"])[0].lower()
+    restricted = channel is not None and deps.guards.policy_for(channel) is not None
     if word == "help":
-        return help_message(deps)
+        return help_message(deps, channel)
     if word == "examples":
-        return examples_message(deps)
+        return examples_message(deps, channel=channel)
     if word == "schema":
+        if restricted:
+            # The description comes from the full schema; this channel may not see all of it.
+            return render.notice("The schema isn't shown in this channel. Just ask me a question!")
         try:
             description = deps.agent.describe()
         except Exception:
@@ -32,8 +37,12 @@ def command_reply(deps: BotDeps, text: str) -> render.Rendered:
     return render.notice(f"I don't know `{render.neutralise(word[:30])}`. {USAGE}")
 
 
-def examples_message(deps: BotDeps, limit: int = 10) -> render.Rendered:
-    taught = deps.memory.examples.list(status="active", limit=limit)
+def examples_message(deps: BotDeps, limit: int = 10, channel: str | None = None) -> render.Rendered:
+    taught = deps.memory.examples.list(status="active", limit=limit * 5 if channel else limit)
+    policy = deps.guards.policy_for(channel) if channel is not None else None
+    if policy is not None:
+        # Only what this channel could ask: the rest would name what it may not see.
+        taught = [e for e in taught if check_cypher(e.cypher, policy).allowed][:limit]
     if not taught:
         return render.notice("Nobody has taught me anything yet. React :+1: to a right answer!")
     lines = []

@@ -129,7 +129,7 @@ def test_rate_limit_and_channel_policy_are_answered_kindly(make_rig: RigFactory)
     assert "in the last minute" in answer_text(slow_down)
     denied = rig.mention("How many teams?", user=BOB, channel="C0RANDOM")
     [policy] = rig.wait_answers("C0RANDOM", denied["ts"])
-    assert "don't answer questions in this channel" in answer_text(policy)
+    assert "not enabled in this channel" in answer_text(policy)
 
 
 def test_dms_can_be_disabled(make_rig: RigFactory) -> None:

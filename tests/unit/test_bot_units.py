@@ -87,24 +87,6 @@ def test_teach_reactions_setting_adds_reactions(tmp_path: Path) -> None:
     )
 
 
-def test_guards(tmp_path: Path) -> None:
-    guards = SettingsGuards(
-        rig_settings(
-            tmp_path,
-            rate_per_minute=2,
-            max_question_chars=10,
-            denied_channels=["CBAD"],
-            allow_dms=False,
-        )
-    )
-    assert guards.question_problem("short") is None
-    assert "10 characters" in (guards.question_problem("x" * 11) or "")
-    assert guards.rate_problem("U1") is None and guards.rate_problem("U1") is None
-    assert guards.rate_problem("U1") is not None and guards.rate_problem("U2") is None
-    assert guards.channel_problem("CBAD", False) and guards.channel_problem("DX", True)
-    assert guards.channel_problem("COK", False) is None
-
-
 class Claims:
     def __init__(self) -> None:
         self.state: dict[str, str] = {}
