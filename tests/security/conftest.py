@@ -17,6 +17,7 @@ from langchain_core.messages import BaseMessage
 from graph_agent.graphdb import GraphDB, connect
 from graph_agent.graphdb.falkor import FalkorGraph
 from graph_agent.result import AgentResult, ProgressEvent
+from guardrails.cypher_policy import CypherPolicy
 from memory import Turn
 from tests.security.corpus import (
     BENIGN_READ,
@@ -30,7 +31,7 @@ from tests.security.corpus import (
 from tests.support.scripted_llm import cypher_reply, evaluation_reply, guard_reply
 from tests.support.slack import prompt_kind
 
-TAG = re.compile(r"\[sec:([a-z0-9-]+)\]")
+TAG = re.compile(r"\[sec:([a-z0-9_-]+)\]")
 CONNECTION_MARKERS = (
     "redis://",
     "rediss://",
@@ -201,12 +202,12 @@ def compromised_responder() -> Callable[[list[BaseMessage]], str]:
 
 
 class RecordingAgent:
-    """The real Agent, remembering each result by the corpus tag in its question."""
+    """The real Agent, remembering every result in order (the tests send one input at a time)."""
 
     def __init__(self, agent: Any) -> None:
         self._agent = agent
         self._lock = threading.Lock()
-        self.results: dict[str, AgentResult] = {}
+        self.runs: list[AgentResult] = []
 
     def run(
         self,
@@ -214,12 +215,13 @@ class RecordingAgent:
         *,
         history: Sequence[Turn] = (),
         on_progress: Callable[[ProgressEvent], None] | None = None,
+        policy: CypherPolicy | None = None,
     ) -> AgentResult:
-        result: AgentResult = self._agent.run(question, history=history, on_progress=on_progress)
-        found = TAG.findall(question)
-        if found:
-            with self._lock:
-                self.results[found[-1]] = result
+        result: AgentResult = self._agent.run(
+            question, history=history, on_progress=on_progress, policy=policy
+        )
+        with self._lock:
+            self.runs.append(result)
         return result
 
     def suggestions(self, n: int = 3) -> list[str]:
@@ -238,8 +240,14 @@ def stopping_layer(result: AgentResult | None) -> str:
     if result.outcome in ("answered", "no_data"):
         return "none"
     errors = [a.error or "" for a in result.attempts]
-    if errors and all(e.startswith("Refused by the read-only policy") for e in errors):
-        return "policy"
-    if any(a.stage in ("policy", "execute", "validate") for a in result.attempts):
+    engine = [
+        e
+        for a, e in zip(result.attempts, errors, strict=True)
+        if a.stage in ("execute", "validate", "timeout")
+        or e.startswith(("The engine says", "Refused as not read-only"))
+    ]
+    if engine:
         return "engine"
+    if any(e.startswith("Refused by the read-only policy") for e in errors):
+        return "policy"
     return f"other ({result.outcome}/{result.error_kind})"
