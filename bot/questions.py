@@ -183,15 +183,18 @@ def answer(deps: BotDeps, client: WebClient, incoming: Incoming) -> None:
     if checked.problem == "empty":
         post(client, incoming.channel, incoming.thread_ts, help_message(deps, incoming.channel))
         return
-    problem = (
-        checked.message
-        or guards.rate_problem(incoming.user)
-        or guards.budget_problem(incoming.team)
+    # In order, and lazily: a declined question must not count against the user's rate.
+    checks: tuple[tuple[str, Callable[[], str | None]], ...] = (
+        (checked.problem or "question", lambda: checked.message),
+        ("rate", lambda: guards.rate_problem(incoming.user)),
+        ("budget", lambda: guards.budget_problem(incoming.team)),
     )
-    if problem:
-        _declined(incoming, checked.problem or "limit")
-        post(client, incoming.channel, incoming.thread_ts, render.notice(problem))
-        return
+    for reason, check in checks:
+        problem = check()
+        if problem:
+            _declined(incoming, reason)
+            post(client, incoming.channel, incoming.thread_ts, render.notice(problem))
+            return
     question = replace(incoming, text=checked.text)
     progress = Progress(
         client,
