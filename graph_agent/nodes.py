@@ -176,6 +176,9 @@ async def _examples(ctx: Context, question: str) -> list[Example]:
         stale = not getattr(example, "verified_on_current", True)
         if stale and check_schema(example.cypher, ctx.schema).problems:
             continue
+        if ctx.policy is not None and not check_cypher(example.cypher, ctx.policy).allowed:
+            # A channel that may not see a label must not see it in an example either.
+            continue
         kept.append(example)
     return kept
 

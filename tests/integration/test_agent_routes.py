@@ -422,6 +422,25 @@ def test_hidden_labels_per_call_are_refused(spy: SpyDB, store: InMemoryExampleSt
     assert all("Incident" not in q for q in spy.ran)
 
 
+def test_examples_touching_hidden_labels_are_not_shown(
+    spy: SpyDB, store: InMemoryExampleStore
+) -> None:
+    store.add("How many incidents were there?", "MATCH (i:Incident) RETURN count(i) AS n")
+    store.add("How many services are there?", "MATCH (s:Service) RETURN count(s) AS n")
+    model = ScriptedChatModel(
+        replies=[
+            guard_reply(),
+            cypher_reply("MATCH (s:Service) RETURN count(s) AS services"),
+            evaluation_reply(answer="ok"),
+        ]
+    )
+    policy = CypherPolicy(hidden_labels=frozenset({"Incident"}))
+    make_agent(spy, model, store).run("How many incidents or services are there?", policy=policy)
+    generate_prompt = model.prompts[1]
+    assert "MATCH (s:Service) RETURN count(s) AS n" in generate_prompt
+    assert "Incident" not in generate_prompt
+
+
 def test_run_is_safe_from_worker_threads(spy: SpyDB, store: InMemoryExampleStore) -> None:
     def respond(messages: list[Any]) -> str:
         system = str(messages[0].content)
