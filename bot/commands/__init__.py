@@ -9,9 +9,8 @@ def register_all(app: typer.Typer) -> None:
     """Attach every command module's commands to `app`."""
     from bot.commands import agent as agent_commands
     from bot.commands import eval as eval_commands
-    from bot.commands import graph, slack
+    from bot.commands import graph, playground, slack, start
     from bot.commands import memory as memory_commands
-    from bot.commands import playground, start
 
     graph.register(app)
     memory_commands.register(app)
