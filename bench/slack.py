@@ -15,6 +15,7 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
+from bot.settings import Settings
 from bot.wiring import build_agent
 from graph_agent.graphdb import GraphDB, connect
 from graph_agent.llm import LLMs
@@ -35,11 +36,16 @@ def percentile(values: list[float], p: float) -> float:
 
 
 @contextmanager
-def rig(db: GraphDB, data_dir: Path, llm_delay_s: float, workers: int = 8) -> Iterator[SlackRig]:
+def rig(
+    db: GraphDB, data_dir: Path, llm_delay_s: float, workers: int | None = None
+) -> Iterator[SlackRig]:
+    """The app against the emulator; `workers` defaults to the product's WORKERS default."""
     model = ScriptedChatModel(
         responder=graph_responder(lambda q: TEAM_SIZES, delay_s=lambda kind: llm_delay_s)
     )
-    overrides: dict[str, Any] = {"workers": workers}
+    overrides: dict[str, Any] = {
+        "workers": workers if workers is not None else Settings.model_fields["workers"].default
+    }
     settings = rig_settings(data_dir, **overrides)
     with open_memory(settings.memory_path) as memory:
         agent = build_agent(settings, memory.examples, db=db, llms=LLMs(cypher=model, fast=model))

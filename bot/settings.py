@@ -85,7 +85,10 @@ class Settings(BaseSettings):
     host: str = Field("127.0.0.1", description="HTTP mode / playground bind address.")
     port: int = Field(3000, description="HTTP mode port.")
     playground_port: int = Field(8765, description="Playground web page port.")
-    workers: int = Field(8, description="Questions answered at once.")
+    workers: int = Field(
+        32,
+        description="Questions answered at once (threads; most of their time is spent waiting on the LLM).",
+    )
     teach_reactions: list[str] = Field(
         default_factory=lambda: ["+1", "thumbsup"], description="Reactions that teach."
     )
