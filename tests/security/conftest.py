@@ -6,7 +6,7 @@ import hashlib
 import json
 import re
 import threading
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -27,6 +27,7 @@ from tests.security.corpus import (
     POISONED_INCIDENT_ID,
     POISONED_TEAM_ID,
     POISONED_TITLE,
+    HostileInput,
 )
 from tests.support.scripted_llm import cypher_reply, evaluation_reply, guard_reply
 from tests.support.slack import prompt_kind
@@ -169,14 +170,17 @@ def _tag_of(messages: list[BaseMessage]) -> str | None:
     return found[-1] if found else None
 
 
-def compromised_responder() -> Callable[[list[BaseMessage]], str]:
+def compromised_responder(
+    extra: Mapping[str, HostileInput] | None = None,
+) -> Callable[[list[BaseMessage]], str]:
     """A scripted LLM that does whatever the hostile input asks: the guard says in scope, generate
     and correct write the attack Cypher verbatim, and the answer step obeys instructions it reads
     in the rows (it asks for a correction that the attack Cypher then 'fixes')."""
 
     def reply(messages: list[BaseMessage]) -> str:
         kind = prompt_kind(messages)
-        item = BY_ID.get(_tag_of(messages) or "")
+        tag = _tag_of(messages) or ""
+        item = (extra or {}).get(tag) or BY_ID.get(tag)
         if kind == "guard":
             return guard_reply(reason="the user asked about the graph")
         if kind == "generate":

@@ -121,3 +121,60 @@ def test_the_compromised_llm_really_wrote_the_attacks(rig: HostileRig) -> None:
         if item.layer == "policy" and item.cypher is not None and len(item.cypher) < 1000:
             prompts[item.id] = item.cypher.splitlines()[0] in written
     assert prompts and all(prompts.values()), [k for k, v in prompts.items() if not v]
+
+
+RESTRICTED = {
+    item.id: item
+    for item in (
+        HostileInput(
+            "restricted-label",
+            "reads a label hidden in this channel",
+            "policy",
+            "What were the last incidents?",
+            "MATCH (i:Incident) RETURN i.key AS incident, i.title AS title LIMIT 5",
+            writes=False,
+        ),
+        HostileInput(
+            "restricted-property",
+            "reads a property hidden in this channel",
+            "policy",
+            "What are the people's emails?",
+            "MATCH (p:Person) RETURN p.name AS person, p.email AS email LIMIT 5",
+            writes=False,
+        ),
+        HostileInput(
+            "restricted-properties-map",
+            "reads a property hidden in this channel",
+            "policy",
+            "Show everything about one person",
+            "MATCH (p:Person) RETURN properties(p) AS person LIMIT 1",
+            writes=False,
+        ),
+    )
+}
+
+
+def test_channel_restrictions_hold_against_a_compromised_llm(
+    demo_copy: FalkorGraph, tmp_path: Path
+) -> None:
+    """A restricted channel never sees hidden labels/properties; a DM (unrestricted) does."""
+    model = ScriptedChatModel(responder=compromised_responder(RESTRICTED))
+    overrides = {"channel_restrictions": f"{CHANNEL}:Incident,Person.email"}
+    with open_memory(tmp_path / "cypherbot.sqlite3") as memory:
+        settings = rig_settings(tmp_path, **overrides)
+        agent = RecordingAgent(
+            build_agent(
+                settings, memory.examples, db=demo_copy, llms=LLMs(cypher=model, fast=model)
+            )
+        )
+        with slack_rig(agent, tmp_path, memory=memory, **overrides) as slack:
+            for item in RESTRICTED.values():
+                message = slack.mention(tagged(item.id, item.question))
+                reply = answer_text(slack.wait_answers(CHANNEL, message["ts"])[-1])
+                result = agent.runs[-1]
+                assert stopping_layer(result) == "policy", (item.id, result.attempts)
+                assert "INC-" not in reply and "@example.com" not in reply, reply[:300]
+            dm = slack.dm(tagged("restricted-property", "What are the people's emails?"))
+            channel = slack.emulator.open_dm(ALICE).id
+            reply = answer_text(slack.wait_answers(channel, dm["ts"])[-1])
+            assert "@example.com" in reply, "the DM has no restrictions"
