@@ -227,7 +227,7 @@ def answer(deps: BotDeps, client: WebClient, incoming: Incoming) -> None:
             question.conversation,
             len(result.attempts),
         )
-        message = render.error_message(result.error_kind or "failed", reference)
+        message = render.error_message(result.error_kind or "failed", reference, result.answer)
     else:
         message = render.answer_message(
             result, rows_shown=settings.rows_shown, csv_upload=settings.csv_upload

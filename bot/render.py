@@ -192,7 +192,7 @@ def answer_message(
 ) -> Rendered:
     """The bot's answer: text, a table preview, the Cypher and a context line."""
     if result.outcome == "failed":
-        return error_message(result.error_kind or "failed", reference_id())
+        return error_message(result.error_kind or "failed", reference_id(), result.answer)
     answer = to_mrkdwn(result.answer or "I have no answer to that.")
     answer_pieces = split_text(answer)
     if len(answer_pieces) > MAX_ANSWER_SECTIONS:
@@ -257,9 +257,12 @@ def reference_id() -> str:
     return secrets.token_hex(3)
 
 
-def error_message(kind: str, reference: str) -> Rendered:
-    """A kind, specific error: what happened, what to try, a reference id. Never internals."""
-    text = ERROR_TEXTS.get(kind, DEFAULT_ERROR)
+def error_message(kind: str, reference: str, detail: str | None = None) -> Rendered:
+    """A kind, specific error: what happened, what to try, a reference id. Never internals.
+
+    `detail` is the agent's own explanation, used for failures the table does not cover
+    (e.g. attempts exhausted: what was tried and what to change); it is neutralised."""
+    text = ERROR_TEXTS.get(kind) or (neutralise(detail) if detail else DEFAULT_ERROR)
     return Rendered(
         text=truncate(text.replace("`", ""), FALLBACK_CHARS),
         blocks=[section(f":warning: {text}"), context(f"Reference: `{reference}`")],

@@ -435,6 +435,12 @@ async def give_up(state: AgentState, runtime: Runtime[Context]) -> Update:
         kind = "query_timeout" if state.get("last_stage") == "timeout" else "attempts_exhausted"
     if kind == "llm_not_configured":
         answer = str(LLMNotConfiguredError())
+    elif kind == "attempts_exhausted" and state.get("last_stage") == "policy":
+        answer = (
+            "I can only read the graph, never change it, and the queries I came up with for "
+            "this would have changed it, so I refused them. If you meant to look something "
+            "up, try asking about what is in the graph (who, which, how many…)."
+        )
     elif kind == "attempts_exhausted":
         tried = len(state.get("attempts", []))
         last = (state.get("last_error") or "").strip()

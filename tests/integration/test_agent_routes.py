@@ -267,6 +267,17 @@ def test_attempts_exhausted_fail_honestly(spy: SpyDB, store: InMemoryExampleStor
     assert spy.ran == []
 
 
+def test_writes_refused_on_every_attempt_say_the_bot_only_reads(
+    spy: SpyDB, store: InMemoryExampleStore
+) -> None:
+    write = cypher_reply("MATCH (p:Person) SET p.name = 'x' RETURN p")
+    model = ScriptedChatModel(replies=[guard_reply(), write, write, write])
+    result = make_agent(spy, model, store, max_attempts=3).run("Rename everyone to x")
+    assert result.outcome == "failed" and result.error_kind == "attempts_exhausted"
+    assert "only read the graph" in result.answer
+    assert spy.ran == [] and spy.validated == []
+
+
 def test_schema_check_catches_unknown_label_and_fixes_direction(
     spy: SpyDB, store: InMemoryExampleStore
 ) -> None:

@@ -157,3 +157,17 @@ def test_error_messages_are_kind_and_short(kind: str) -> None:
 def test_reference_ids_are_short_and_distinct() -> None:
     ids = {render.reference_id() for _ in range(50)}
     assert len(ids) == 50 and all(len(i) == 6 for i in ids)
+
+
+def test_unlisted_failure_shows_the_agents_own_explanation_neutralised() -> None:
+    rendered = render.answer_message(
+        result(
+            outcome="failed",
+            error_kind="attempts_exhausted",
+            answer="I couldn't write a query (3 attempts). <!channel> try naming the team.",
+        )
+    )
+    text = all_text(rendered)
+    assert "3 attempts" in text and "try naming the team" in text
+    assert "<!channel>" not in text
+    assert "Something went wrong" not in text
