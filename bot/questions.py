@@ -15,6 +15,7 @@ from bot.delivery import Delivery
 from bot.progress import Progress, StatusSupport, call, post
 from bot.settings import Settings
 from bot.threads import Incoming
+from bot.wiring import record_result
 from graph_agent.result import AgentResult, ProgressEvent
 from guardrails.channels import ChannelPolicy, NoticeOnce
 from guardrails.cypher_policy import CypherPolicy
@@ -262,20 +263,12 @@ def _run_agent(
 
 def _record(deps: BotDeps, incoming: Incoming, result: AgentResult) -> int | None:
     try:
-        return deps.memory.conversations.record(
+        return record_result(
+            deps.memory.conversations,
             incoming.conversation,
             user=incoming.user,
             question=incoming.text,
-            standalone_question=result.standalone_question or incoming.text,
-            cypher=result.cypher,
-            answer=result.answer,
-            outcome=result.outcome,
-            timings_ms=result.timings_ms,
-            llm_calls=result.llm_calls,
-            prompt_tokens=result.prompt_tokens,
-            completion_tokens=result.completion_tokens,
-            example_ids=result.example_ids,
-            attempts=len(result.attempts),
+            result=result,
         )
     except Exception:
         logger.exception("could not record the turn (conversation %s)", incoming.conversation)

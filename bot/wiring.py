@@ -9,6 +9,8 @@ from graph_agent.agent import Agent
 from graph_agent.config import AgentConfig
 from graph_agent.graphdb import GraphDB, connect
 from graph_agent.llm import LLMs, make_llms
+from graph_agent.result import AgentResult
+from memory.conversations import ConversationStore
 from memory.types import ExampleStore
 
 logger = logging.getLogger(__name__)
@@ -73,4 +75,31 @@ def build_agent(
         llms if llms is not None else build_llms(settings),
         examples,
         agent_config(settings),
+    )
+
+
+def record_result(
+    conversations: ConversationStore,
+    conversation: str,
+    *,
+    user: str,
+    question: str,
+    result: AgentResult,
+) -> int:
+    """Store one answered question as a turn of `conversation`; return the turn id."""
+    return conversations.record(
+        conversation,
+        user=user,
+        question=question,
+        standalone_question=result.standalone_question or question,
+        cypher=result.cypher,
+        answer=result.answer,
+        outcome=result.outcome,
+        timings_ms=result.timings_ms,
+        llm_calls=result.llm_calls,
+        prompt_tokens=result.prompt_tokens,
+        completion_tokens=result.completion_tokens,
+        example_ids=result.example_ids,
+        attempts=len(result.attempts),
+        schema_fingerprint=result.schema_fingerprint,
     )

@@ -291,6 +291,7 @@ class Agent:
                 started,
             )
         result = _result(question, final, setup_ms)
+        result.schema_fingerprint = self._fingerprint
         used = result.example_ids
         if used:
             try:

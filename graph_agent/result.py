@@ -61,6 +61,8 @@ class AgentResult:
     """Answered only after a correction (handed to the example store as a candidate)."""
     suggestions: list[str] = field(default_factory=list)
     """Example questions offered with a refusal or a clarification request."""
+    schema_fingerprint: str | None = None
+    """Fingerprint of the schema the Cypher was verified on (stamped on taught examples)."""
     error_kind: str | None = None
     """llm_not_configured, llm_error, llm_timeout, graph_down, query_timeout, deadline…"""
 

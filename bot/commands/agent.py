@@ -147,6 +147,8 @@ def register(app: typer.Typer) -> None:
     @app.command()
     def chat(no_memory: NoMemory = False) -> None:
         """A conversation in the terminal; follow-up questions see the previous turns."""
+        from bot.wiring import record_result
+
         turns: list[Turn] = []
         conversation = f"cli:chat:{uuid.uuid4().hex[:12]}"
         with open_agent(no_memory) as session:
@@ -169,21 +171,12 @@ def register(app: typer.Typer) -> None:
                 if mem is not None:
                     # The CLI's conversation lives in memory like a Slack thread, under its
                     # own key, so `cypherbot stats` and `memory forget --thread` see it.
-                    mem.conversations.record(
+                    record_result(
+                        mem.conversations,
                         conversation,
                         user=getpass.getuser(),
                         question=question,
-                        standalone_question=result.standalone_question,
-                        cypher=result.cypher,
-                        answer=result.answer,
-                        outcome=result.outcome,
-                        timings_ms=result.timings_ms,
-                        llm_calls=result.llm_calls,
-                        prompt_tokens=result.prompt_tokens,
-                        completion_tokens=result.completion_tokens,
-                        example_ids=result.example_ids,
-                        attempts=len(result.attempts),
-                        schema_fingerprint=agent.schema_fingerprint,
+                        result=result,
                     )
                     continue
                 turns.append(

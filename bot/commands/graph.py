@@ -16,7 +16,7 @@ from rich.console import Console
 from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
-from graph_agent.graphdb import GraphDB, GraphError, connect, parse_graph_url, schema_text
+from graph_agent.graphdb import GraphDB, GraphError, parse_graph_url, schema_text
 
 log = logging.getLogger(__name__)
 
@@ -34,16 +34,9 @@ console = _Output()
 @contextmanager
 def _graph() -> Iterator[GraphDB]:
     from bot.cli import settings
+    from bot.wiring import build_db
 
-    s = settings()
-    db = connect(
-        s.graph_url,
-        data_dir=s.data_dir,
-        graph_name=s.graph_name,
-        user=s.neo4j_user,
-        password=s.neo4j_password.get_secret_value(),
-        database=s.neo4j_database,
-    )
+    db = build_db(settings())
     try:
         yield db
     finally:

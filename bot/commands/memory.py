@@ -44,17 +44,9 @@ def _memory() -> Iterator[Memory]:
 def _validator() -> Iterator[Callable[[str], str | None]]:
     """The current graph engine's validation, as `cypher -> error or None`."""
     from bot.cli import settings
-    from graph_agent.graphdb import connect  # type: ignore[attr-defined]
+    from bot.wiring import build_db
 
-    s = settings()
-    db = connect(
-        s.graph_url,
-        data_dir=s.data_dir,
-        graph_name=s.graph_name,
-        user=s.neo4j_user,
-        password=s.neo4j_password.get_secret_value(),
-        database=s.neo4j_database,
-    )
+    db = build_db(settings())
 
     def validate(cypher: str) -> str | None:
         verdict = db.validate(cypher)

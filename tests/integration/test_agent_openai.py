@@ -145,8 +145,11 @@ def test_cli_chat_records_turns_and_sends_history_to_follow_ups(
     assert chat_keys
     with open_memory(graph_data_dir / "cypherbot.sqlite3") as mem:
         histories = [mem.conversations.history(k, 5) for k in chat_keys]
-    assert any(
-        [t.question for t in h]
-        == ["Which teams have the most people?", "and which of those is biggest?"]
+    chat = next(
+        h
         for h in histories
+        if [t.question for t in h]
+        == ["Which teams have the most people?", "and which of those is biggest?"]
     )
+    # Turns carry the schema they were verified on, so a 👍 stamps the example with it.
+    assert all(t.schema_fingerprint for t in chat)
