@@ -1,5 +1,6 @@
 // Slack mrkdwn and Block Kit as DOM nodes. Text only ever goes in through textContent, so
 // nothing the bot, the model or the database wrote can become markup on this page.
+(() => {
 "use strict";
 
 const EMOJI = {
@@ -68,10 +69,10 @@ function link(inner, users) {
 
 function inline(parent, text, users) {
   let last = 0;
-  TOKEN.lastIndex = 0;
-  for (let match = TOKEN.exec(text); match; match = TOKEN.exec(text)) {
+  // matchAll works on its own copy of the regex, so the recursion below cannot disturb it.
+  for (const match of text.matchAll(TOKEN)) {
     appendText(parent, text.slice(last, match.index));
-    last = TOKEN.lastIndex;
+    last = match.index + match[0].length;
     if (match[1] !== undefined) {
       parent.append(el("code", { text: unescapeSlack(match[1]) }));
     } else if (match[2] !== undefined) {
@@ -192,3 +193,4 @@ function blocks(list, users, onButton) {
 }
 
 window.Mrkdwn = { el, mrkdwn, blocks, emojiFor, unescapeSlack };
+})();

@@ -1,0 +1,138 @@
+"""The playground page in headless Chromium: ask, follow up, DM, vote, switch user, offline answers."""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+from playwright.sync_api import Locator, Page, expect
+
+from bot.playground import Playground
+from tests.browser.conftest import screenshot
+from tests.support.playground import FOLLOW_UP
+
+pytestmark = pytest.mark.browser
+
+
+def _send(page: Page, box: str, text: str) -> None:
+    page.locator(box).fill(text)
+    page.locator(box).press("Enter")
+
+
+def _bot_answers(page: Page) -> Locator:
+    """The bot's finished answers in the open thread (with blocks; the status is separate)."""
+    return page.locator("#thread-messages article.from-bot").filter(has=page.locator(".blocks"))
+
+
+def _open(page: Page, playground: Playground) -> None:
+    page.goto(playground.url)
+    expect(page.locator("#connection")).to_have_text(re.compile("live"))
+
+
+def test_mention_shows_status_then_the_answer_and_a_follow_up(
+    page: Page, playground: Playground
+) -> None:
+    _open(page, playground)
+    expect(page.get_by_role("heading", name="#eng-questions")).to_be_visible()
+    _send(page, "#composer-text", "@cypherbot Which services use Redis?")
+    status = page.locator("#thread-status")
+    expect(status).to_contain_text("cypherbot", timeout=10_000)
+    screenshot(page, "1-status")
+    answer = _bot_answers(page).first
+    expect(answer.locator("pre.code").last).to_contain_text("MATCH (s:Service)-[:USES]->")
+    expect(answer).to_contain_text("Found:")
+    expect(answer.locator(".block.context").last).to_contain_text("React")
+    expect(status).to_be_empty()
+    # The channel shows the question with its thread summary; the answer is in the thread.
+    expect(page.locator("#messages article").first.locator(".tool.reply")).to_contain_text(
+        "1 reply"
+    )
+    screenshot(page, "2-answer")
+
+    _send(page, "#thread-text", FOLLOW_UP)
+    expect(_bot_answers(page)).to_have_count(2)
+    expect(_bot_answers(page).nth(1).locator("pre.code").last).to_contain_text("s.tier = 1")
+    _bot_answers(page).nth(1).get_by_role("button", name="Behind this answer").click()
+    trace = page.locator("#trace")
+    expect(trace).to_contain_text("Which services that use Redis are tier 1?")
+    expect(trace).to_contain_text("1 earlier turn of this thread")
+    expect(trace.locator("table.rows")).to_be_visible()
+    expect(trace).to_contain_text("LLM calls (3)")
+    screenshot(page, "3-behind-follow-up")
+
+
+def test_direct_message_is_answered(page: Page, playground: Playground) -> None:
+    _open(page, playground)
+    page.locator("#dm-list").get_by_role("button").click()
+    expect(page.get_by_role("heading", name="cypherbot", exact=True)).to_be_visible()
+    _send(page, "#composer-text", "How many teams are there?")
+    answer = _bot_answers(page).first
+    expect(answer).to_contain_text("teams")
+    expect(answer.locator("pre.code").last).to_contain_text("MATCH (t:Team)")
+    screenshot(page, "4-dm")
+
+
+def test_thumbs_up_teaches_and_another_user_votes_down(page: Page, playground: Playground) -> None:
+    _open(page, playground)
+    _send(page, "#composer-text", "@cypherbot Which services use Redis right now?")
+    answer = _bot_answers(page).first
+    expect(answer.locator(".block.context")).to_contain_text("React")
+    answer.locator(".react-up").click()
+    expect(answer.locator(".react-up")).to_have_attribute("aria-pressed", "true")
+    expect(answer.locator(".react-up .count")).to_have_text("1")
+    # The first 👍 of a person is thanked in the thread.
+    expect(page.locator("#thread-messages")).to_contain_text("I'll use this query")
+
+    page.get_by_role("tab", name="Examples").click()
+    taught = page.locator("#examples .example").filter(has_text="thumbs up")
+    expect(taught.first).to_contain_text("Which services use Redis right now?")
+    expect(taught.first).to_contain_text("👍 1 · 👎 0")
+    screenshot(page, "5-examples-after-thumbs-up")
+
+    page.get_by_label("You are").select_option(label="sam")
+    expect(page.locator("#toast")).to_contain_text("You are now sam")
+    page.get_by_role("tab", name="Thread").click()
+    answer = _bot_answers(page).first
+    expect(answer.locator(".react-up")).to_have_attribute("aria-pressed", "false")
+    answer.locator(".react-down").click()
+    expect(answer.locator(".react-down")).to_have_attribute("aria-pressed", "true")
+    expect(answer.locator(".react-down .count")).to_have_text("1")
+    answer.get_by_role("button", name="Behind this answer").click()
+    expect(page.locator("#trace .taught")).to_contain_text("👍 1 · 👎 1")
+    screenshot(page, "6-sam-thumbs-down")
+
+    # Keyboard only: the 👍 is a real button, and focus survives the live re-render.
+    page.get_by_role("tab", name="Thread").click()
+    up = _bot_answers(page).first.locator(".react-up")
+    up.focus()
+    page.keyboard.press("Enter")
+    expect(up).to_have_attribute("aria-pressed", "true")
+    expect(up.locator(".count")).to_have_text("2")
+    expect(up).to_be_focused()
+
+
+def test_without_an_llm_a_banner_explains_and_chips_answer_offline(
+    page: Page, offline_playground: Playground
+) -> None:
+    _open(page, offline_playground)
+    banner = page.get_by_role("region", name="No language model is configured")
+    expect(banner).to_be_visible()
+    for setting in (
+        "OPENAI_API_KEY=sk-",
+        "OPENAI_BASE_URL=http://localhost:11434/v1",
+        "OPENAI_API_KEY=ollama",
+        "LLM_MODEL=qwen2.5-coder:7b",
+    ):
+        expect(banner).to_contain_text(setting)
+    expect(page.locator("#llm-pill")).to_have_text("No LLM configured")
+    chips = page.get_by_role("region", name="Suggested questions").get_by_role("button")
+    expect(chips.first).to_be_visible()
+    question = chips.first.inner_text()
+    chips.first.click()
+    expect(page.locator("#messages")).to_contain_text(question)
+    answer = _bot_answers(page).first
+    expect(answer.locator(".block.context").last).to_contain_text("verified query reused")
+    answer.get_by_role("button", name="Behind this answer").click()
+    expect(page.locator("#trace .callout")).to_contain_text("Verified query reused")
+    expect(page.locator("#trace")).to_contain_text("LLM calls (0)")
+    screenshot(page, "7-offline-answer")
