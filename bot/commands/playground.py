@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import logging
+import signal
+import threading
 import webbrowser
 from typing import TYPE_CHECKING, Annotated
 
@@ -25,11 +27,10 @@ Port = Annotated[
 NoBrowser = Annotated[
     bool, typer.Option("--no-browser", help="Print the URL without opening a browser.")
 ]
-NO_LLM_HINT = (
-    "[yellow]No LLM configured:[/yellow] taught and suggested questions are still answered. "
-    "For anything else set OPENAI_API_KEY, or for Ollama: OPENAI_BASE_URL=http://localhost:11434/v1 "
-    "OPENAI_API_KEY=ollama LLM_MODEL=qwen2.5-coder:7b"
-)
+NO_LLM_HINT = """[yellow]No LLM configured:[/yellow] taught and suggested questions are still answered.
+To answer anything else, set in the environment or .env, then restart:
+  OpenAI:  OPENAI_API_KEY=sk-…
+  Ollama:  OPENAI_BASE_URL=http://localhost:11434/v1  OPENAI_API_KEY=ollama  LLM_MODEL=qwen2.5-coder:7b"""
 
 
 def run_playground(settings: Settings, *, port: int | None, open_browser: bool) -> None:
@@ -45,17 +46,28 @@ def run_playground(settings: Settings, *, port: int | None, open_browser: bool) 
     with playground:
         console.print(f"cypherbot playground: [bold]{playground.url}[/bold]")
         if not playground.page.llm.configured:
-            console.print(NO_LLM_HINT)
+            console.print(NO_LLM_HINT, soft_wrap=True)
         if open_browser:
             try:
                 webbrowser.open(playground.url)
             except Exception:  # a headless machine has no browser; the URL is printed above
                 logger.debug("no browser to open", exc_info=True)
         console.print("Press Ctrl+C to stop.")
+        _stop_on_sigterm()
         try:
             playground.serve_forever()
         except KeyboardInterrupt:
             console.print("Stopping the playground.")
+
+
+def _stop_on_sigterm() -> None:
+    """`kill` stops the playground as cleanly as Ctrl+C (the embedded graph is shut down)."""
+
+    def interrupt(signum: int, frame: object) -> None:
+        raise KeyboardInterrupt
+
+    if threading.current_thread() is threading.main_thread():
+        signal.signal(signal.SIGTERM, interrupt)
 
 
 def playground(port: Port = None, no_browser: NoBrowser = False) -> None:

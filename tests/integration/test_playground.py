@@ -311,3 +311,20 @@ def test_start_with_a_slack_token_runs_the_bot(
     result = CliRunner().invoke(bot.cli.app, ["start"])
     assert result.exit_code == 0, result.output
     assert ran == [True]
+
+
+def test_a_busy_port_is_a_clear_error_and_nothing_is_left_running(
+    demo_db: GraphDB, tmp_path: Path
+) -> None:
+    import socket
+
+    from bot.playground import PlaygroundStartError, build_playground
+    from tests.support.slack import rig_settings
+
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        port = taken.getsockname()[1]
+        with pytest.raises(PlaygroundStartError, match=rf"127.0.0.1:{port}.*--port"):
+            build_playground(rig_settings(tmp_path), llms=None, db=demo_db, port=port)
+    assert demo_db.counts()[0] > 0  # a db passed in stays open for its owner
