@@ -8,6 +8,7 @@ import pytest
 from playwright.sync_api import Locator, Page, expect
 
 from bot.playground import Playground
+from bot.playground.playground import CHANNEL_ID
 from tests.browser.conftest import screenshot
 from tests.support.playground import FOLLOW_UP
 
@@ -136,3 +137,64 @@ def test_without_an_llm_a_banner_explains_and_chips_answer_offline(
     expect(page.locator("#trace .callout")).to_contain_text("Verified query reused")
     expect(page.locator("#trace")).to_contain_text("LLM calls (0)")
     screenshot(page, "7-offline-answer")
+
+
+def test_block_kit_renders_readably_and_safely(page: Page, playground: Playground) -> None:
+    client = playground.bot.app.client
+    tour = [
+        {"type": "header", "text": {"type": "plain_text", "text": "Block Kit tour"}},
+        {
+            "type": "section",
+            "text": {
+                "type": "mrkdwn",
+                "text": "*bold* _italic_ ~gone~ `code` <https://example.org|a link> <@U0SAM> "
+                "&lt;script&gt;alert(1)&lt;/script&gt;",
+            },
+        },
+        {"type": "section", "text": {"type": "mrkdwn", "text": "```MATCH (n) RETURN n```"}},
+        {"type": "divider"},
+        {
+            "type": "actions",
+            "elements": [
+                {
+                    "type": "button",
+                    "text": {"type": "plain_text", "text": "Show query"},
+                    "action_id": "show",
+                }
+            ],
+        },
+        {"type": "context", "elements": [{"type": "mrkdwn", "text": "1 attempt · :+1:"}]},
+    ]
+    posted = client.chat_postMessage(channel=CHANNEL_ID, text="tour", blocks=tour)
+    client.files_upload_v2(
+        channel=CHANNEL_ID,
+        thread_ts=posted["ts"],
+        content="service,tier\ncheckout-service,1\n",
+        filename="result.csv",
+        title="Full result",
+    )
+    _open(page, playground)
+    message = page.locator(f'#messages article[data-ts="{posted["ts"]}"]')
+    expect(message.locator("h3.header")).to_have_text("Block Kit tour")
+    expect(message.locator(".section-text strong")).to_have_text("bold")
+    expect(message.locator("em")).to_have_text("italic")
+    expect(message.locator("s")).to_have_text("gone")
+    expect(message.locator("p code")).to_have_text("code")
+    link = message.get_by_role("link", name="a link")
+    expect(link).to_have_attribute("href", "https://example.org")
+    expect(message.locator(".mention")).to_have_text("@sam")
+    # Escaped text stays text: no element was made from it.
+    expect(message).to_contain_text("<script>alert(1)</script>")
+    assert page.locator("#messages script").count() == 0
+    expect(message.locator("pre.code")).to_have_text("MATCH (n) RETURN n")
+    expect(message.locator(".block.context")).to_contain_text("👍")
+    message.get_by_role("button", name="Show query").click()
+    expect(page.locator("#toast")).to_contain_text("button clicks")
+    message.locator(".tool.reply").click()
+    download = page.locator("#thread-messages a.file")
+    expect(download).to_contain_text("Full result")
+    screenshot(page, "8-block-kit")
+    with page.expect_download() as info:
+        download.click()
+    saved = info.value.path()
+    assert saved.read_text().startswith("service,tier")
