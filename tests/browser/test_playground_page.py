@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+from typing import Any
 
 import pytest
 from playwright.sync_api import Locator, Page, expect
@@ -141,7 +142,7 @@ def test_without_an_llm_a_banner_explains_and_chips_answer_offline(
 
 def test_block_kit_renders_readably_and_safely(page: Page, playground: Playground) -> None:
     client = playground.bot.app.client
-    tour = [
+    tour: list[dict[str, Any]] = [
         {"type": "header", "text": {"type": "plain_text", "text": "Block Kit tour"}},
         {
             "type": "section",
