@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
 from typing import Any
 
@@ -38,3 +39,15 @@ def plain_answer(
         for row in rows[:SHOWN]
     ]
     return "\n".join(lines) + suffix
+
+
+_NOTHING = re.compile(
+    r"^\W*(the graph (has|holds|contains) no (data|information)|there (is|are) no (data|results?)"
+    r"|no (data|results?) (was|were)? ?found|i (could not|couldn't) find any)",
+    re.IGNORECASE,
+)
+
+
+def denies_rows(answer: str) -> bool:
+    """True when an answer opens by saying there is nothing, e.g. "The graph has no data on…"."""
+    return bool(_NOTHING.match(answer))

@@ -12,7 +12,7 @@ from typing import Any, Protocol
 from langgraph.runtime import Runtime
 
 from graph_agent import prompts
-from graph_agent.answer_offline import plain_answer
+from graph_agent.answer_offline import denies_rows, plain_answer
 from graph_agent.context import Context
 from graph_agent.errors import LLMError, LLMNotConfiguredError, LLMTimeoutError
 from graph_agent.graphdb.errors import (
@@ -383,7 +383,11 @@ async def evaluate(state: AgentState, runtime: Runtime[Context]) -> Update:
         verdict = parsed or Evaluation(
             answers_question=True, answer=plain_answer(columns, rows, truncated=truncated)
         )
-        if verdict.answers_question and not verdict.answer.strip():
+        if verdict.answers_question and (
+            not verdict.answer.strip() or (rows and denies_rows(verdict.answer))
+        ):
+            # An empty answer, or one that says there is nothing while rows came back (small
+            # models misread "services with no tier" as "no data"): the rows speak instead.
             verdict.answer = plain_answer(columns, rows, truncated=truncated)
     if not verdict.answers_question:
         feedback = verdict.feedback.strip() or "The rows do not answer the question."

@@ -117,10 +117,12 @@ answer the question from the result alone.
 
 - Use only the rows shown. Never add facts, names or numbers that are not in them.
 - Be concise: one to three sentences, or a short list. Name the numbers.
-- If the rows are empty but the query clearly asked the right thing, the answer is that the
-  graph has none ("No services depend on X in the graph."); that answers the question.
-- If the question asks for something the graph has no data on, say "The graph has no data
-  on ..." plainly.
+- When there are rows, they are the answer: state what they say (list the names, give the
+  counts), even when the question is about something missing, like "services with no tier".
+- Only when the result is empty and the query clearly asked the right thing, the answer is
+  that the graph has none ("No services depend on X in the graph."); that answers it.
+- If the question asks for something the graph holds no data on at all, say "The graph has
+  no data on ..." plainly.
 - If the rows do not answer the question (wrong columns, wrong filter, a likely misspelt
   name, missing grouping), set answers_question to false and explain in feedback how the
   query should change.

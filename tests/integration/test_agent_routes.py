@@ -452,6 +452,23 @@ def test_examples_touching_hidden_labels_are_not_shown(
     assert "Incident" not in generate_prompt
 
 
+def test_an_answer_denying_rows_that_came_back_is_replaced_by_the_rows(
+    spy: SpyDB, store: InMemoryExampleStore
+) -> None:
+    # Seen with a real 1.5B model: "services with no tier" read as "no data".
+    model = ScriptedChatModel(
+        replies=[
+            guard_reply(),
+            cypher_reply("MATCH (s:Service) WHERE s.tier IS NULL RETURN s.name AS service"),
+            evaluation_reply(answer="The graph has no data on services with no tier set."),
+        ]
+    )
+    result = make_agent(spy, model, store).run("Which services have no tier set?")
+    assert result.outcome == "answered" and result.rows
+    assert "no data" not in result.answer
+    assert str(result.rows[0][0]) in result.answer
+
+
 def test_run_is_safe_from_worker_threads(spy: SpyDB, store: InMemoryExampleStore) -> None:
     def respond(messages: list[Any]) -> str:
         system = str(messages[0].content)
