@@ -9,6 +9,7 @@ import re
 import threading
 import time
 from collections.abc import Sequence
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import replace
 from typing import Any
 
@@ -145,6 +146,7 @@ class Agent:
         self._lock = threading.Lock()
         self._schema: GraphSchema | None = None
         self._fingerprint: str | None = None
+        self._loop: asyncio.AbstractEventLoop | None = None
 
     # --- schema ---------------------------------------------------------------------------
 
@@ -308,8 +310,34 @@ class Agent:
         return result
 
     def run(self, question: str, **kw: Any) -> AgentResult:
-        """Synchronous `arun` for worker threads and scripts (not from inside an event loop)."""
-        return asyncio.run(self.arun(question, **kw))
+        """Synchronous `arun` for worker threads and scripts (not from inside an event loop).
+
+        Every run goes to the agent's own long-lived event loop: the LLM clients pool HTTP
+        connections per loop, so a fresh loop per call (asyncio.run) would leave them bound to
+        a closed one and fail the next call on any keep-alive server.
+        """
+        future = asyncio.run_coroutine_threadsafe(self.arun(question, **kw), self._event_loop())
+        return future.result()
+
+    def _event_loop(self) -> asyncio.AbstractEventLoop:
+        with self._lock:
+            if self._loop is None:
+                loop = asyncio.new_event_loop()
+                # Graph, memory and sync-only model calls run in this pool; the stdlib default
+                # (cores + 4 threads) would queue concurrent questions behind each other.
+                loop.set_default_executor(
+                    ThreadPoolExecutor(max_workers=64, thread_name_prefix="agent-io")
+                )
+                threading.Thread(target=loop.run_forever, name="agent-loop", daemon=True).start()
+                self._loop = loop
+            return self._loop
+
+    def close(self) -> None:
+        """Stop the agent's event loop (the database and stores belong to the caller)."""
+        with self._lock:
+            loop, self._loop = self._loop, None
+        if loop is not None:
+            loop.call_soon_threadsafe(loop.stop)
 
 
 def _failure(question: str, kind: str, answer: str, started: float) -> AgentResult:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import sqlite3
+import threading
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -153,3 +154,26 @@ def test_cli_chat_records_turns_and_sends_history_to_follow_ups(
     )
     # Turns carry the schema they were verified on, so a 👍 stamps the example with it.
     assert all(t.schema_fingerprint for t in chat)
+
+
+def test_repeated_runs_reuse_pooled_connections(demo_db: GraphDB, fake: FakeOpenAI) -> None:
+    # Each run used to get a fresh event loop (asyncio.run) while the HTTP client kept
+    # connections bound to the previous, closed one: every other question failed on a real
+    # keep-alive server. Runs from several threads must all work too.
+    llms = make_llms(
+        api_key="k", base_url=fake.base_url, model="m", fast_model=None,
+        timeout_s=5, max_retries=0,
+    )  # fmt: skip
+    agent = Agent(demo_db, llms, InMemoryExampleStore())
+    outcomes = [agent.run("Which teams have the most people?").outcome for _ in range(3)]
+    threads = [
+        threading.Thread(
+            target=lambda: outcomes.append(agent.run("Which teams have the most people?").outcome)
+        )
+        for _ in range(3)
+    ]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert outcomes == ["answered"] * 6

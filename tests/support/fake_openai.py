@@ -97,6 +97,9 @@ class FakeOpenAI:
         fake = self
 
         class Handler(BaseHTTPRequestHandler):
+            # Keep-alive, like real servers: clients pool connections between calls.
+            protocol_version = "HTTP/1.1"
+
             def do_POST(self) -> None:
                 fake._handle(self)
 
