@@ -41,8 +41,10 @@ Decide whether the user's question can be answered from this graph.
   (for example "tell me about it" with nothing to refer to).
 
 When previous turns are given, first rewrite the latest question into a standalone question
-that names everything it refers to ("and which of those are tier 1?" becomes the full
-question). Without previous turns, the standalone question is the question itself.
+that names everything it refers to and keeps every condition of the turns it builds on.
+Example: after "Which services does the Payments team own?", the follow-up "and which of
+those are tier 1?" becomes "Which services owned by the Payments team are tier 1?".
+Without previous turns, the standalone question is the question itself.
 
 Reply with one JSON object and nothing else:
 {{"standalone_question": "...", "scope": "in_scope" | "out_of_scope" | "needs_clarification",
