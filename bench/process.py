@@ -14,6 +14,8 @@ import sys
 import tempfile
 import threading
 import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -54,7 +56,6 @@ def child(args: argparse.Namespace) -> None:
     settings = Settings(
         _env_file=None,  # type: ignore[call-arg]
         data_dir=data_dir / "app",
-        workers=8,
         rate_per_minute=100_000,
         rate_per_day=1_000_000,
         slack_bot_token=SecretStr(args.bot_token),
@@ -83,67 +84,74 @@ def _sample(pid: int, stop: threading.Event, into: list[float]) -> None:
         stop.wait(0.05)
 
 
-def run(quick: bool = False) -> dict[str, Any]:
-    """RSS of the app process idle, at the peak of a burst of questions, and after it."""
+@contextmanager
+def app_in_subprocess(tmp: Path) -> Iterator[tuple[Any, subprocess.Popen[str]]]:
+    """The emulator here and the Slack app (demo graph, instant scripted LLM) in a child
+    process, warmed up by one answered question: the app shares no interpreter with the
+    load generator, as with the real Slack."""
     from bot.emulator import SlackEmulator
     from graph_agent.demo import load_demo
     from graph_agent.graphdb import connect
     from graph_agent.graphdb.embedded import embedded_server
 
-    burst = 20 if quick else 100
-    with tempfile.TemporaryDirectory() as name:
-        tmp = Path(name)
-        db = connect("embedded", data_dir=tmp / "graph", graph_name="bench")
-        load_demo(db)
-        emulator = SlackEmulator().start()
-        emulator.add_user(ALICE, "alice")
-        emulator.add_channel(CHANNEL, "general", members=[ALICE])
-        proc = subprocess.Popen(
-            [sys.executable, __file__, "--child", "--data-dir", str(tmp),
-             "--api-url", emulator.api_url, "--bot-token", emulator.bot_token,
-             "--signing-secret", emulator.signing_secret],
-            stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True, cwd=ROOT,
-            env={**os.environ, "PYTHONHASHSEED": "0"},
-        )  # fmt: skip
+    db = connect("embedded", data_dir=tmp / "graph", graph_name="bench")
+    load_demo(db)
+    emulator = SlackEmulator().start()
+    emulator.add_user(ALICE, "alice")
+    emulator.add_channel(CHANNEL, "general", members=[ALICE])
+    proc = subprocess.Popen(
+        [sys.executable, __file__, "--child", "--data-dir", str(tmp),
+         "--api-url", emulator.api_url, "--bot-token", emulator.bot_token,
+         "--signing-secret", emulator.signing_secret],
+        stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True, cwd=ROOT,
+        env={**os.environ, "PYTHONHASHSEED": "0"},
+    )  # fmt: skip
+    try:
+        assert proc.stdout is not None and proc.stdin is not None
+        emulator.app_url = proc.stdout.readline().strip()
+        if not emulator.app_url:
+            raise RuntimeError("the app process did not start")
+        # One question first, so imports and connections made on first use are done.
+        first, _ = emulator.post_message(ALICE, CHANNEL, f"<@{emulator.bot_user_id}> warm-up")
+        emulator.wait_for(lambda: _answered(emulator, first["ts"]), 60)
+        yield emulator, proc
+    finally:
+        if proc.stdin is not None:
+            proc.stdin.close()
         try:
-            assert proc.stdout is not None and proc.stdin is not None
-            emulator.app_url = proc.stdout.readline().strip()
-            if not emulator.app_url:
-                raise RuntimeError("the app process did not start")
-            # One question first, so imports and connections made on first use count as idle.
-            first, _ = emulator.post_message(ALICE, CHANNEL, f"<@{emulator.bot_user_id}> warm-up")
-            emulator.wait_for(lambda: _answered(emulator, first["ts"]), 60)
-            time.sleep(2.0 if quick else 5.0)
-            idle = rss_mb(proc.pid)
-            samples: list[float] = []
-            stop = threading.Event()
-            sampler = threading.Thread(target=_sample, args=(proc.pid, stop, samples))
-            sampler.start()
-            started = time.perf_counter()
-            posted = []
-            for i in range(burst):
-                message, _ = emulator.post_message(
-                    ALICE, CHANNEL, f"<@{emulator.bot_user_id}> Which teams are biggest? #{i}",
-                    concurrent=True,
-                )  # fmt: skip
-                posted.append(message["ts"])
-            emulator.wait_for(lambda: all(_answered(emulator, ts) for ts in posted), 300)
-            seconds = time.perf_counter() - started
-            stop.set()
-            sampler.join()
-            time.sleep(1.0)
-            after = rss_mb(proc.pid)
-        finally:
-            if proc.stdin is not None:
-                proc.stdin.close()
-            try:
-                proc.wait(timeout=20)
-            except subprocess.TimeoutExpired:
-                proc.kill()
-                proc.wait()
-            emulator.stop()
-            db.close()
-            embedded_server(tmp / "graph").stop()
+            proc.wait(timeout=20)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait()
+        emulator.stop()
+        db.close()
+        embedded_server(tmp / "graph").stop()
+
+
+def run(quick: bool = False) -> dict[str, Any]:
+    """RSS of the app process idle, at the peak of a burst of questions, and after it."""
+    burst = 20 if quick else 100
+    with tempfile.TemporaryDirectory() as name, app_in_subprocess(Path(name)) as (emulator, proc):
+        time.sleep(2.0 if quick else 5.0)
+        idle = rss_mb(proc.pid)
+        samples: list[float] = []
+        stop = threading.Event()
+        sampler = threading.Thread(target=_sample, args=(proc.pid, stop, samples))
+        sampler.start()
+        started = time.perf_counter()
+        posted = []
+        for i in range(burst):
+            message, _ = emulator.post_message(
+                ALICE, CHANNEL, f"<@{emulator.bot_user_id}> Which teams are biggest? #{i}",
+                concurrent=True,
+            )  # fmt: skip
+            posted.append(message["ts"])
+        emulator.wait_for(lambda: all(_answered(emulator, ts) for ts in posted), 300)
+        seconds = time.perf_counter() - started
+        stop.set()
+        sampler.join()
+        time.sleep(1.0)
+        after = rss_mb(proc.pid)
     return {
         "idle_mb": idle,
         "peak_mb": max(samples, default=idle),

@@ -26,6 +26,8 @@ BUSY_TIMEOUT_MS = 10_000
 # SQLite's busy handler already waits BUSY_TIMEOUT_MS; this outer retry covers the cases it
 # cannot (a WAL snapshot that went stale, a checkpoint in progress) with jittered backoff.
 RETRY_DEADLINE_S = 60.0
+# Connections kept open between uses; more are opened under load and closed after it.
+MAX_IDLE_CONNECTIONS = 16
 
 
 def _is_busy(exc: sqlite3.OperationalError) -> bool:
@@ -53,27 +55,54 @@ def _write_lock(path: Path) -> threading.RLock:
 
 
 class Connections:
-    """The database file, reached through one sqlite-utils `Database` per thread."""
+    """The database file, reached through a small pool of sqlite-utils `Database`s.
+
+    A connection is checked out for one read or write (and for whatever that call nests, on
+    the same thread), then returned. Pooled rather than one per thread: the HTTP server runs
+    each Slack request on a new thread, and a connection per thread meant a new connection,
+    with its schema parse, on every ack, and one more open file for every request served.
+    """
 
     def __init__(self, path: Path) -> None:
         self.path = path
         self._local = threading.local()
         self._lock = threading.Lock()
+        self._idle: list[Database] = []
         self._all: list[Database] = []
         self._closed = False
         self._write_lock = _write_lock(path)
 
-    def db(self) -> Database:
-        """This thread's connection, opened on first use."""
-        db: Database | None = getattr(self._local, "db", None)
-        if db is None:
+    @contextlib.contextmanager
+    def connection(self) -> Iterator[Database]:
+        """A connection for this thread until the block ends (nested blocks share it)."""
+        current: Database | None = getattr(self._local, "db", None)
+        if current is not None:
+            yield current
+            return
+        with self._lock:
             if self._closed:
                 raise MemoryStoreError(f"The memory database {self.path} is closed.")
+            db = self._idle.pop() if self._idle else None
+        if db is None:
             db = self._connect()
-            self._local.db = db
             with self._lock:
                 self._all.append(db)
-        return db
+        self._local.db = db
+        try:
+            yield db
+        finally:
+            self._local.db = None
+            self._check_in(db)
+
+    def _check_in(self, db: Database) -> None:
+        with self._lock:
+            if not self._closed and len(self._idle) < MAX_IDLE_CONNECTIONS:
+                self._idle.append(db)
+                return
+            with contextlib.suppress(ValueError):
+                self._all.remove(db)
+        with contextlib.suppress(sqlite3.Error):
+            db.close()
 
     def _connect(self) -> Database:
         # Each thread uses only its own connection; check_same_thread=False is what lets
@@ -93,7 +122,10 @@ class Connections:
 
         The transaction runs under the file's process-wide write lock; busy_timeout and the
         retry below handle other processes."""
-        db = self.db()
+        with self.connection() as db:
+            return self._write(db, fn)
+
+    def _write(self, db: Database, fn: Callable[[Database], T]) -> T:
         delay = 0.005
         deadline = time.monotonic() + RETRY_DEADLINE_S
         while True:
@@ -126,7 +158,10 @@ class Connections:
 
     def read(self, fn: Callable[[Database], T]) -> T:
         """Run `fn` for reading, retried while the file is busy (rare in WAL mode)."""
-        db = self.db()
+        with self.connection() as db:
+            return self._read(db, fn)
+
+    def _read(self, db: Database, fn: Callable[[Database], T]) -> T:
         delay = 0.005
         deadline = time.monotonic() + RETRY_DEADLINE_S
         while True:
@@ -142,6 +177,7 @@ class Connections:
         """Close every thread's connection."""
         with self._lock:
             self._closed = True
+            self._idle.clear()
             for db in self._all:
                 # A connection that is already closed, or busy in a thread that is still
                 # running, is released by the OS at exit either way.
@@ -161,19 +197,22 @@ def prepare(conns: Connections) -> None:
     """Check the file is ours and readable, switch to WAL, and apply pending migrations."""
     path = conns.path
     try:
-        db = conns.db()
-        db.execute("PRAGMA journal_mode = WAL")
-        names = {r["name"] for r in rows(db, "SELECT name FROM sqlite_master WHERE type='table'")}
-        applied: list[str] = []
-        if "_sqlite_migrations" in names:
-            applied = [
-                r["name"]
-                for r in rows(
-                    db,
-                    "SELECT name FROM _sqlite_migrations WHERE migration_set = ? ORDER BY rowid",
-                    [MIGRATION_SET],
-                )
-            ]
+        with conns.connection() as db:
+            db.execute("PRAGMA journal_mode = WAL")
+            names = {
+                r["name"] for r in rows(db, "SELECT name FROM sqlite_master WHERE type='table'")
+            }
+            applied: list[str] = []
+            if "_sqlite_migrations" in names:
+                applied = [
+                    r["name"]
+                    for r in rows(
+                        db,
+                        "SELECT name FROM _sqlite_migrations WHERE migration_set = ? "
+                        "ORDER BY rowid",
+                        [MIGRATION_SET],
+                    )
+                ]
     except sqlite3.DatabaseError as exc:
         if isinstance(exc, sqlite3.OperationalError) and "unable to open" in str(exc):
             raise MemoryStoreError(

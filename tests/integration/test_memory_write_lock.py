@@ -57,3 +57,44 @@ def test_two_memories_on_one_file_share_the_lock(tmp_path: Path) -> None:
     finally:
         first.close()
         second.close()
+
+
+def _open_handles(path: Path) -> int:
+    """File descriptors of this process open on `path` (Linux /proc)."""
+    target = str(path.resolve())
+    count = 0
+    for fd in Path("/proc/self/fd").iterdir():
+        try:
+            if str(fd.readlink()) == target:
+                count += 1
+        except OSError:
+            continue
+    return count
+
+
+def test_short_lived_threads_do_not_leak_connections(tmp_path: Path) -> None:
+    # The HTTP server answers every Slack request on a new thread; each used to keep its own
+    # connection open until the process ended.
+    import pytest
+
+    from memory.db import MAX_IDLE_CONNECTIONS
+
+    if not Path("/proc/self/fd").exists():
+        pytest.skip("needs /proc to count open files")
+    path = tmp_path / "memory.sqlite3"
+    mem = open_memory(path)
+    try:
+        for batch in range(10):
+            threads = [
+                threading.Thread(target=mem.events.claim, args=(f"event:{batch}-{i}",))
+                for i in range(20)
+            ]
+            for thread in threads:
+                thread.start()
+            for thread in threads:
+                thread.join(30)
+        assert _open_handles(path) <= MAX_IDLE_CONNECTIONS
+        with mem._conns.connection() as db:  # type: ignore[attr-defined]
+            assert rows(db, "SELECT count(*) AS n FROM events")[0]["n"] == 200
+    finally:
+        mem.close()
