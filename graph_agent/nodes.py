@@ -239,6 +239,7 @@ async def generate(state: AgentState, runtime: Runtime[Context]) -> Update:
         "draft": reply,
         "attempt_count": 1,
         "example_ids": example_ids,
+        "prompt_parts": parts,
         "llm_calls": [call],
     }
     if (missing := _no_data(reply)) is not None:
@@ -254,7 +255,9 @@ async def correct(state: AgentState, runtime: Runtime[Context]) -> Update:
     if ctx.llms is None:
         return {"fatal": True, "error_kind": "llm_not_configured"}
     ctx.progress("correct", "Fixing the query…", attempt)
-    parts, _ids = await _prompt_parts(ctx, state["standalone_question"])
+    parts = state.get("prompt_parts") or {}
+    if not parts:  # a reused example failed: generate never ran
+        parts, _ids = await _prompt_parts(ctx, state["standalone_question"])
     previous = state.get("cypher") or state.get("draft", "")
     reply, call = await call_llm(
         ctx.llms.cypher,

@@ -39,6 +39,8 @@ class AgentState(TypedDict, total=False):
     """The example whose Cypher is reused verbatim (exact question match)."""
     example_ids: list[int]
     """Examples shown to the generate step."""
+    prompt_parts: dict[str, str]
+    """Schema text, examples and value hints built once by generate, reused by correct."""
     draft: str
     """The latest LLM reply (or reused Cypher) that should contain one statement."""
     cypher: str
