@@ -4,12 +4,15 @@ from __future__ import annotations
 
 import logging
 
+from pydantic import SecretStr
+
 from bot.settings import Settings
 from graph_agent.agent import Agent
 from graph_agent.config import AgentConfig
 from graph_agent.graphdb import GraphDB, connect
 from graph_agent.llm import LLMs, make_llms
 from graph_agent.result import AgentResult
+from memory import Embedder, Memory, open_memory
 from memory.conversations import ConversationStore
 from memory.types import ExampleStore
 
@@ -102,4 +105,34 @@ def record_result(
         example_ids=result.example_ids,
         attempts=len(result.attempts),
         schema_fingerprint=result.schema_fingerprint,
+    )
+
+
+def build_embedder(settings: Settings) -> Embedder | None:
+    """OpenAI-compatible embeddings for semantic example retrieval, when EMBEDDINGS_MODEL is set
+    (same endpoint and key as the chat models); None keeps retrieval lexical (FTS5/BM25)."""
+    if not settings.embeddings_model:
+        return None
+    from langchain_openai import OpenAIEmbeddings
+
+    key = settings.openai_api_key.get_secret_value() if settings.openai_api_key else "none"
+    embeddings = OpenAIEmbeddings(
+        model=settings.embeddings_model,
+        openai_api_base=settings.openai_base_url,
+        openai_api_key=SecretStr(key),
+        request_timeout=settings.llm_timeout_s,
+        max_retries=settings.llm_max_retries,
+        # Send plain strings: local servers do not all accept OpenAI's pre-tokenised input.
+        check_embedding_ctx_length=False,
+    )
+    return embeddings.embed_documents
+
+
+def open_memory_for(settings: Settings) -> Memory:
+    """The memory database under DATA_DIR, with semantic retrieval when it is configured."""
+    return open_memory(
+        settings.memory_path,
+        embedder=build_embedder(settings),
+        embedder_name=settings.embeddings_model or "default",
+        include_candidates=settings.use_candidates,
     )

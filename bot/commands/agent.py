@@ -46,7 +46,7 @@ class Session:
 def open_agent(no_memory: bool) -> Iterator[Session]:
     """An agent from Settings with the memory database's examples (or none), closed after."""
     from bot.cli import settings
-    from bot.wiring import build_agent, build_db
+    from bot.wiring import build_agent, build_db, open_memory_for
     from graph_agent.examples import InMemoryExampleStore
 
     s = settings()
@@ -58,9 +58,7 @@ def open_agent(no_memory: bool) -> Iterator[Session]:
         if no_memory:
             examples = InMemoryExampleStore()
         else:
-            from memory import open_memory
-
-            mem = open_memory(s.memory_path, include_candidates=s.use_candidates)
+            mem = open_memory_for(s)
             stack.callback(mem.close)
             examples = mem.examples
         agent = build_agent(s, examples, db=db)

@@ -24,8 +24,7 @@ def run(
     from bot.app import SlackSetupError, check_tokens, create_bot
     from bot.cli import settings
     from bot.http_server import SlackHTTPServer
-    from bot.wiring import build_agent, build_db
-    from memory import open_memory
+    from bot.wiring import build_agent, build_db, open_memory_for
 
     s = settings()
     socket_mode = s.slack_app_token is not None
@@ -37,7 +36,7 @@ def run(
     with ExitStack() as stack:
         db = build_db(s)
         stack.callback(db.close)
-        memory = open_memory(s.memory_path, include_candidates=s.use_candidates)
+        memory = open_memory_for(s)
         stack.callback(memory.close)
         purge_on_start(memory, s.retention_days)
         agent = build_agent(s, memory.examples, db=db)

@@ -18,10 +18,10 @@ from bot.http_server import SlackHTTPServer
 from bot.playground.page import LLMInfo, PageServer, Person
 from bot.playground.trace import TracingAgent
 from bot.settings import Settings
-from bot.wiring import build_agent, build_db, build_llms
+from bot.wiring import build_agent, build_db, build_llms, open_memory_for
 from graph_agent.graphdb import GraphDB
 from graph_agent.llm import LLMs
-from memory import Memory, open_memory
+from memory import Memory
 
 logger = logging.getLogger(__name__)
 
@@ -131,7 +131,7 @@ def build_playground(
             db = build_db(settings)
             stack.callback(db.close)
         ensure_demo(db)
-        memory = open_memory(settings.memory_path, include_candidates=settings.use_candidates)
+        memory = open_memory_for(settings)
         stack.callback(memory.close)
         models = build_llms(settings) if isinstance(llms, _FromSettings) else llms
         agent = build_agent(settings, memory.examples, db=db, llms=models)

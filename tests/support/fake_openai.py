@@ -26,12 +26,14 @@ class Failure:
 class FakeOpenAI:
     """Answers chat completions with `respond(messages)` (or the first matching entry of
     `table`: substring of the last user message → reply). `failures` are consumed first, one
-    per request. `requests` records every request body."""
+    per request. `requests` records every chat request body; `/v1/embeddings` answers with
+    deterministic vectors and records its requests in `embedding_requests`."""
 
     respond: Callable[[Messages], str] | None = None
     table: dict[str, str] = field(default_factory=dict)
     failures: list[Failure] = field(default_factory=list)
     requests: list[dict[str, Any]] = field(default_factory=list)
+    embedding_requests: list[dict[str, Any]] = field(default_factory=list)
     model: str = "fake"
     _lock: threading.Lock = field(default_factory=threading.Lock)
     _server: ThreadingHTTPServer | None = None
@@ -51,7 +53,31 @@ class FakeOpenAI:
                 return reply
         return "I don't know."
 
+    def _embeddings(self, handler: BaseHTTPRequestHandler, body: dict[str, Any]) -> None:
+        """Deterministic bag-of-words vectors: texts sharing words point the same way."""
+        texts = body.get("input", [])
+        texts = [texts] if isinstance(texts, str) else texts
+        data = []
+        for n, text in enumerate(texts):
+            vector = [0.0] * 64
+            for word in str(text).lower().split():
+                vector[sum(word.encode()) % 64] += 1.0
+            data.append({"object": "embedding", "index": n, "embedding": vector})
+        _send(
+            handler,
+            200,
+            {"object": "list", "data": data, "model": body.get("model", self.model),
+             "usage": {"prompt_tokens": 0, "total_tokens": 0}},
+        )  # fmt: skip
+
     def _handle(self, handler: BaseHTTPRequestHandler) -> None:
+        if handler.path.rstrip("/") in ("/v1/embeddings", "/embeddings"):
+            length = int(handler.headers.get("Content-Length", "0"))
+            body = json.loads(handler.rfile.read(length) or b"{}")
+            with self._lock:
+                self.embedding_requests.append(body)
+            self._embeddings(handler, body)
+            return
         if handler.path.rstrip("/") not in ("/v1/chat/completions", "/chat/completions"):
             _send(handler, 404, {"error": {"message": f"no route {handler.path}"}})
             return
