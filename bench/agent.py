@@ -248,7 +248,6 @@ def bench_routes(db: GraphDB, repeats: int) -> dict[str, Any]:
             started = time.perf_counter()
             result = agent.run(question, history=history)
             wall = (time.perf_counter() - started) * 1000
-            agent.close()
             non_llm_ms.append(wall - result.timings_ms.get("llm", 0.0))
             calls, outcome = result.llm_calls, result.outcome
         rows.append({"route": route, "question": question, "llm_calls": calls, "outcome": outcome})

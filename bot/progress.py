@@ -76,17 +76,17 @@ class Progress:
             self._last_text = text
 
     def update(self, event: ProgressEvent) -> None:
-        """A progress event from the agent (any thread); throttled, latest wins."""
+        """A progress event from the agent; throttled, latest wins, and never blocking.
+
+        The agent calls this from its event loop, which every question in the process shares,
+        so the Slack call (and any rate-limit retry) happens on a timer thread, not here."""
         with self._lock:
             if self._closed or event.text == self._last_text:
                 return
             wait = self._interval - (time.monotonic() - self._last_sent)
-            if wait <= 0:
-                self._send(event.text)
-                return
             self._pending = event.text
             if self._timer is None:
-                self._timer = threading.Timer(wait, self._flush)
+                self._timer = threading.Timer(max(wait, 0.0), self._flush)
                 self._timer.daemon = True
                 self._timer.start()
 

@@ -8,10 +8,10 @@ import logging
 import re
 import threading
 import time
-from collections.abc import Sequence
+from collections.abc import Coroutine, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import replace
-from typing import Any
+from typing import Any, TypeVar
 
 from langgraph.graph import START, StateGraph
 from langgraph.graph.state import CompiledStateGraph
@@ -30,6 +30,7 @@ from guardrails.cypher_policy import CypherPolicy
 from memory.types import ExampleStore, Turn
 
 logger = logging.getLogger(__name__)
+T = TypeVar("T")
 
 _CAMEL = re.compile(r"[A-Z]+(?=[A-Z][a-z])|[A-Z]?[a-z]+|[A-Z]+|\d+")
 Graph = CompiledStateGraph[AgentState, Context, AgentState, AgentState]
@@ -146,7 +147,6 @@ class Agent:
         self._lock = threading.Lock()
         self._schema: GraphSchema | None = None
         self._fingerprint: str | None = None
-        self._loop: asyncio.AbstractEventLoop | None = None
 
     # --- schema ---------------------------------------------------------------------------
 
@@ -242,7 +242,21 @@ class Agent:
         on_progress: ProgressCallback | None = None,
         policy: CypherPolicy | None = None,
     ) -> AgentResult:
-        """Answer one question; expected failures come back as outcome "failed", never raised."""
+        """Answer one question; expected failures come back as outcome "failed", never raised.
+
+        Safe to await from any event loop: the run itself happens on `agent_loop()`."""
+        return await on_agent_loop(
+            self._arun(question, history=history, on_progress=on_progress, policy=policy)
+        )
+
+    async def _arun(
+        self,
+        question: str,
+        *,
+        history: Sequence[Turn] = (),
+        on_progress: ProgressCallback | None = None,
+        policy: CypherPolicy | None = None,
+    ) -> AgentResult:
         started = time.perf_counter()
         policy = policy or self.policy
         try:
@@ -310,34 +324,42 @@ class Agent:
         return result
 
     def run(self, question: str, **kw: Any) -> AgentResult:
-        """Synchronous `arun` for worker threads and scripts (not from inside an event loop).
+        """Synchronous `arun` for worker threads and scripts (not from inside an event loop)."""
+        return asyncio.run_coroutine_threadsafe(self._arun(question, **kw), agent_loop()).result()
 
-        Every run goes to the agent's own long-lived event loop: the LLM clients pool HTTP
-        connections per loop, so a fresh loop per call (asyncio.run) would leave them bound to
-        a closed one and fail the next call on any keep-alive server.
-        """
-        future = asyncio.run_coroutine_threadsafe(self.arun(question, **kw), self._event_loop())
-        return future.result()
 
-    def _event_loop(self) -> asyncio.AbstractEventLoop:
-        with self._lock:
-            if self._loop is None:
-                loop = asyncio.new_event_loop()
-                # Graph, memory and sync-only model calls run in this pool; the stdlib default
-                # (cores + 4 threads) would queue concurrent questions behind each other.
-                loop.set_default_executor(
-                    ThreadPoolExecutor(max_workers=64, thread_name_prefix="agent-io")
-                )
-                threading.Thread(target=loop.run_forever, name="agent-loop", daemon=True).start()
-                self._loop = loop
-            return self._loop
+_loop: asyncio.AbstractEventLoop | None = None
+_loop_guard = threading.Lock()
 
-    def close(self) -> None:
-        """Stop the agent's event loop (the database and stores belong to the caller)."""
-        with self._lock:
-            loop, self._loop = self._loop, None
-        if loop is not None:
-            loop.call_soon_threadsafe(loop.stop)
+
+def agent_loop() -> asyncio.AbstractEventLoop:
+    """The process's one event loop for agent runs, started on first use.
+
+    LangChain's OpenAI clients share pooled HTTP connections (per base URL, process-wide), and
+    an async connection belongs to the loop that opened it: runs on a fresh loop each time
+    (asyncio.run per question) failed every other call on keep-alive servers with "Event loop
+    is closed". So every run, from any thread or loop, executes here.
+    """
+    global _loop
+    with _loop_guard:
+        if _loop is None:
+            loop = asyncio.new_event_loop()
+            # Graph, memory and sync-only model calls run in this pool; the stdlib default
+            # (cores + 4 threads) would queue concurrent questions behind each other.
+            loop.set_default_executor(
+                ThreadPoolExecutor(max_workers=64, thread_name_prefix="agent-io")
+            )
+            threading.Thread(target=loop.run_forever, name="agent-loop", daemon=True).start()
+            _loop = loop
+        return _loop
+
+
+async def on_agent_loop(coro: Coroutine[Any, Any, T]) -> T:
+    """Await `coro` on the agent loop, from whatever loop the caller runs on."""
+    loop = agent_loop()
+    if asyncio.get_running_loop() is loop:
+        return await coro
+    return await asyncio.wrap_future(asyncio.run_coroutine_threadsafe(coro, loop))
 
 
 def _failure(question: str, kind: str, answer: str, started: float) -> AgentResult:

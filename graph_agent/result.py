@@ -21,6 +21,8 @@ class ProgressEvent:
 
 
 ProgressCallback = Callable[[ProgressEvent], None]
+"""Called on the agent's event loop, shared by every question in the process: it must return
+at once (hand any I/O to another thread)."""
 
 
 @dataclass(frozen=True)

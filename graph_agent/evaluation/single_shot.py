@@ -13,7 +13,7 @@ from langgraph.graph.state import CompiledStateGraph
 from langgraph.runtime import Runtime
 
 from graph_agent import nodes
-from graph_agent.agent import Agent, hide_labels
+from graph_agent.agent import Agent, hide_labels, on_agent_loop
 from graph_agent.answer_offline import plain_answer
 from graph_agent.context import Context
 from graph_agent.graphdb.errors import GraphConnectionError, GraphError
@@ -132,7 +132,10 @@ async def run_single_shot(agent: Agent, question: str) -> AgentResult:
     )
     initial: AgentState = {"question": question, "history": [], "attempt_count": 0}
     try:
-        final: dict[str, Any] = await build_single_shot_graph().ainvoke(initial, context=ctx)
+        # On the agent's loop, like every run: the LLM clients' pooled connections live there.
+        final: dict[str, Any] = await on_agent_loop(
+            build_single_shot_graph().ainvoke(initial, context=ctx)
+        )
     except Exception:
         logger.exception("single-shot run failed unexpectedly")
         final = {"outcome": "failed", "error_kind": "internal"}

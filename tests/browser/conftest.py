@@ -36,9 +36,13 @@ def _skip(reason: str) -> NoReturn:
     pytest.skip(reason)
 
 
-@pytest.fixture(scope="session")
+@pytest.fixture(scope="module")
 def browser() -> Iterator[Browser]:
-    """Headless Chromium, or a skip saying why there is none."""
+    """Headless Chromium, or a skip saying why there is none.
+
+    Module-scoped on purpose: Playwright's sync API runs an event loop on the main thread
+    until it stops, and every later test that calls asyncio.run() would fail while it runs.
+    """
     try:
         from playwright.sync_api import Error, sync_playwright
     except ImportError:

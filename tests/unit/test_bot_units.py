@@ -188,6 +188,30 @@ class FakeClient:
         return call
 
 
+class SlowClient(FakeClient):
+    def __getattr__(self, method: str) -> Any:
+        call = super().__getattr__(method)
+
+        def slow(**kwargs: Any) -> Any:
+            time.sleep(0.5)  # a Slack call held up by a rate-limit retry
+            return call(**kwargs)
+
+        return slow
+
+
+def test_progress_updates_never_block_the_caller() -> None:
+    # The agent reports progress from the event loop every question shares.
+    client = SlowClient()
+    progress = Progress(client, "C", "1.1", status=StatusSupport(), min_interval_s=0.0)  # type: ignore[arg-type]
+    progress.start()  # from the worker thread, before the agent runs
+    began = time.monotonic()
+    progress.update(ProgressEvent("generate", "Writing a query…"))
+    assert time.monotonic() - began < 0.1
+    time.sleep(0.8)
+    statuses = [c[2]["status"] for c in client.calls if c[0] == "assistant_threads_setStatus"]
+    assert statuses == ["Working on it…", "Writing a query…"]
+
+
 def test_progress_is_throttled_and_the_latest_step_wins() -> None:
     client = FakeClient()
     progress = Progress(client, "C", "1.1", status=StatusSupport(), min_interval_s=0.2)  # type: ignore[arg-type]
