@@ -306,7 +306,7 @@ class Agent:
                 "keeps happening, tell an admin (the bot's log has the details).",
                 started,
             )
-        result = _result(question, final, setup_ms)
+        result = result_from_state(question, final, setup_ms)
         result.schema_fingerprint = self._fingerprint
         used = result.example_ids
         if used:
@@ -373,7 +373,8 @@ def _failure(question: str, kind: str, answer: str, started: float) -> AgentResu
     )
 
 
-def _result(question: str, state: dict[str, Any], setup_ms: float) -> AgentResult:
+def result_from_state(question: str, state: dict[str, Any], setup_ms: float) -> AgentResult:
+    """The typed result of a finished run from the graph's final state."""
     calls: list[LLMCall] = state.get("llm_calls", [])
     reused = state.get("reused_example_id")
     example_ids = list(state.get("example_ids", []))

@@ -13,11 +13,10 @@ from langgraph.graph.state import CompiledStateGraph
 from langgraph.runtime import Runtime
 
 from graph_agent import nodes
-from graph_agent.agent import Agent, hide_labels, on_agent_loop
+from graph_agent.agent import Agent, hide_labels, on_agent_loop, result_from_state
 from graph_agent.answer_offline import plain_answer
 from graph_agent.context import Context
 from graph_agent.graphdb.errors import GraphConnectionError, GraphError
-from graph_agent.llm import LLMCall
 from graph_agent.result import AgentResult, Attempt
 from graph_agent.state import AgentState
 from graph_agent.statement import with_limit
@@ -116,7 +115,9 @@ async def run_single_shot(agent: Agent, question: str) -> AgentResult:
         full = await asyncio.to_thread(lambda: agent.schema)
     except GraphError as exc:
         logger.warning("graph unavailable: %s", exc)
-        return _result(question, {"outcome": "failed", "error_kind": "graph_down"}, started)
+        return result_from_state(
+            question, {"outcome": "failed", "error_kind": "graph_down"}, _ms_since(started)
+        )
     schema = hide_labels(full, tuple(getattr(agent.policy, "hidden_labels", ()) or ()))
     ctx = Context(
         db=agent.db,
@@ -139,29 +140,8 @@ async def run_single_shot(agent: Agent, question: str) -> AgentResult:
     except Exception:
         logger.exception("single-shot run failed unexpectedly")
         final = {"outcome": "failed", "error_kind": "internal"}
-    return _result(question, final, started)
+    return result_from_state(question, final, _ms_since(started))
 
 
-def _result(question: str, state: dict[str, Any], started: float) -> AgentResult:
-    calls: list[LLMCall] = state.get("llm_calls", [])
-    outcome = state.get("outcome", "failed")
-    answered = outcome in ("answered", "no_data")
-    timings = dict(state.get("timings_ms", {})) or {"total": (time.perf_counter() - started) * 1000}
-    return AgentResult(
-        question=question,
-        standalone_question=state.get("standalone_question", question),
-        answer=state.get("answer", ""),
-        outcome=outcome,
-        cypher=state.get("cypher") or None,
-        columns=list(state.get("columns", [])) if answered else [],
-        rows=list(state.get("rows", [])) if answered else [],
-        truncated=bool(state.get("truncated", False)) and answered,
-        attempts=list(state.get("attempts", [])),
-        llm_calls=len(calls),
-        llm_steps=[call.step for call in calls],
-        prompt_tokens=sum(call.prompt_tokens for call in calls),
-        completion_tokens=sum(call.completion_tokens for call in calls),
-        timings_ms=timings,
-        example_ids=list(state.get("example_ids", [])),
-        error_kind=state.get("error_kind") if outcome == "failed" else None,
-    )
+def _ms_since(started: float) -> float:
+    return (time.perf_counter() - started) * 1000

@@ -33,6 +33,7 @@ from graph_agent.graphdb.protocol import (
     RelPattern,
     Validation,
     ValueMatch,
+    write_in_batches,
 )
 from graph_agent.graphdb.schema import jsonable, quote_name, sample_schema
 from graph_agent.graphdb.url import GraphTarget
@@ -358,12 +359,7 @@ class Neo4jGraph:
     def write_batches(
         self, cypher: str, batches: Iterable[list[dict[str, Any]]], *, param: str = "rows"
     ) -> int:
-        written = 0
-        for batch in batches:
-            if batch:
-                self.run_write(cypher, {param: batch})
-                written += len(batch)
-        return written
+        return write_in_batches(self, cypher, batches, param)
 
     def lookup_values(self, text: str, limit: int = 5) -> list[ValueMatch]:
         catalog = self._catalog

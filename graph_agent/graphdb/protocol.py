@@ -145,3 +145,15 @@ class SupportsIndexes(Protocol):
     def create_fulltext_index(self, label: str, prop: str) -> None:
         """A full-text index on `label.prop`, used by lookup_values (idempotent)."""
         ...
+
+
+def write_in_batches(
+    db: GraphDB, cypher: str, batches: Iterable[list[dict[str, Any]]], param: str = "rows"
+) -> int:
+    """`write_batches` for any adapter: one `run_write` per non-empty batch."""
+    written = 0
+    for batch in batches:
+        if batch:
+            db.run_write(cypher, {param: batch})
+            written += len(batch)
+    return written
