@@ -81,7 +81,12 @@ def main(argv: list[str]) -> int:
         return run_tests(rest)
     if command == "bench":
         return _sh(PY, ROOT / "bench" / "run_all.py", *rest)
-    return _sh(BIN / "cypherbot", "start", *rest)
+    cypherbot = str(BIN / "cypherbot")
+    if os.name == "posix":
+        # Become cypherbot, so signals from a terminal, `timeout` or a supervisor reach it
+        # directly and it stops the embedded graph engine on its way out.
+        os.execv(cypherbot, [cypherbot, "start", *rest])
+    return _sh(cypherbot, "start", *rest)
 
 
 if __name__ == "__main__":
