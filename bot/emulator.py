@@ -849,16 +849,22 @@ class SlackEmulator:
             self._deliver_later(payload)
         return {"ok": True, "channel": room.id, "ts": message["ts"], "message": message}
 
+    def _bot_message(self, params: dict[str, Any], not_ours: str) -> tuple[str, dict[str, Any]]:
+        """The bot's own message named by `channel` + `ts` (call with the lock held), or the
+        error Slack gives: channel_not_found, message_not_found, or `not_ours`."""
+        channel = str(params.get("channel", ""))
+        if channel not in self.channels:
+            raise _ApiError("channel_not_found")
+        message = self._find(channel, str(params.get("ts", "")))
+        if message is None:
+            raise _ApiError("message_not_found")
+        if message.get("user") != self.bot_user_id:
+            raise _ApiError(not_ours)
+        return channel, message
+
     def _api_update(self, params: dict[str, Any]) -> dict[str, Any]:
         with self._lock:
-            channel = str(params.get("channel", ""))
-            if channel not in self.channels:
-                raise _ApiError("channel_not_found")
-            message = self._find(channel, str(params.get("ts", "")))
-            if message is None:
-                raise _ApiError("message_not_found")
-            if message.get("user") != self.bot_user_id:
-                raise _ApiError("cant_update_message")
+            channel, message = self._bot_message(params, "cant_update_message")
             previous = dict(message)
             fields = _message_fields(params)
             message.pop("blocks", None)
@@ -876,14 +882,7 @@ class SlackEmulator:
 
     def _api_delete(self, params: dict[str, Any]) -> dict[str, Any]:
         with self._lock:
-            channel = str(params.get("channel", ""))
-            if channel not in self.channels:
-                raise _ApiError("channel_not_found")
-            message = self._find(channel, str(params.get("ts", "")))
-            if message is None:
-                raise _ApiError("message_not_found")
-            if message.get("user") != self.bot_user_id:
-                raise _ApiError("cant_delete_message")
+            channel, message = self._bot_message(params, "cant_delete_message")
             self.channels[channel].messages.remove(message)
             echo = self._deleted_event(channel, message)
         self._emit("message_deleted", channel, {"ts": message["ts"]})

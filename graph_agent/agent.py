@@ -88,13 +88,6 @@ def _singular(name: str) -> str:
     return " ".join(part.lower() for part in _split(name))
 
 
-def hide_labels(schema: GraphSchema, hidden: Sequence[str]) -> GraphSchema:
-    """The schema without `hidden` labels and the relationships that touch them."""
-    if not hidden:
-        return schema
-    return restricted_schema(schema, CypherPolicy(hidden_labels=frozenset(hidden)))
-
-
 def restricted_schema(schema: GraphSchema, policy: CypherPolicy | None) -> GraphSchema:
     """The schema a policy's hidden names leave: labels, relationship types and properties.
 
@@ -249,6 +242,29 @@ class Agent:
             self._arun(question, history=history, on_progress=on_progress, policy=policy)
         )
 
+    def context_for(
+        self,
+        schema: GraphSchema,
+        policy: CypherPolicy | None,
+        *,
+        suggestions: list[str],
+        on_progress: ProgressCallback | None = None,
+    ) -> Context:
+        """One run's dependencies as the nodes see them; its deadline starts now."""
+        return Context(
+            db=self.db,
+            llms=self.llms,
+            examples=self.examples,
+            config=self.config,
+            schema=schema,
+            schema_fingerprint=self._fingerprint,
+            description=self.describe(schema),
+            suggestions=suggestions,
+            policy=policy,
+            on_progress=on_progress,
+            deadline=time.monotonic() + self.config.question_deadline_s,
+        )
+
     async def _arun(
         self,
         question: str,
@@ -266,18 +282,11 @@ class Agent:
             return _failure(question, "graph_down", nodes.FAILURE_TEXT["graph_down"], started)
         schema = restricted_schema(full, policy)
         setup_ms = (time.perf_counter() - started) * 1000
-        ctx = Context(
-            db=self.db,
-            llms=self.llms,
-            examples=self.examples,
-            config=self.config,
-            schema=schema,
-            schema_fingerprint=self._fingerprint,
-            description=self.describe(schema),
+        ctx = self.context_for(
+            schema,
+            policy,
             suggestions=await asyncio.to_thread(self.suggestions, 3, schema),
-            policy=policy,
             on_progress=on_progress,
-            deadline=time.monotonic() + self.config.question_deadline_s,
         )
         turns = list(history)[-self.config.history_turns :] if self.config.history_turns else []
         initial: AgentState = {

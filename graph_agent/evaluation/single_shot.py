@@ -13,7 +13,7 @@ from langgraph.graph.state import CompiledStateGraph
 from langgraph.runtime import Runtime
 
 from graph_agent import nodes
-from graph_agent.agent import Agent, hide_labels, on_agent_loop, result_from_state
+from graph_agent.agent import Agent, on_agent_loop, restricted_schema, result_from_state
 from graph_agent.answer_offline import plain_answer
 from graph_agent.context import Context
 from graph_agent.graphdb.errors import GraphConnectionError, GraphError
@@ -118,19 +118,7 @@ async def run_single_shot(agent: Agent, question: str) -> AgentResult:
         return result_from_state(
             question, {"outcome": "failed", "error_kind": "graph_down"}, _ms_since(started)
         )
-    schema = hide_labels(full, tuple(getattr(agent.policy, "hidden_labels", ()) or ()))
-    ctx = Context(
-        db=agent.db,
-        llms=agent.llms,
-        examples=agent.examples,
-        config=agent.config,
-        schema=schema,
-        schema_fingerprint=agent.schema_fingerprint,
-        description=agent.describe(schema),
-        suggestions=[],
-        policy=agent.policy,
-        deadline=time.monotonic() + agent.config.question_deadline_s,
-    )
+    ctx = agent.context_for(restricted_schema(full, agent.policy), agent.policy, suggestions=[])
     initial: AgentState = {"question": question, "history": [], "attempt_count": 0}
     try:
         # On the agent's loop, like every run: the LLM clients' pooled connections live there.

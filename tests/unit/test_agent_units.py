@@ -7,7 +7,7 @@ from typing import Any, cast
 
 import pytest
 
-from graph_agent.agent import Agent, hide_labels, plural
+from graph_agent.agent import Agent, plural, restricted_schema
 from graph_agent.answer_offline import plain_answer
 from graph_agent.examples import InMemoryExampleStore, normalise_question
 from graph_agent.graphdb import GraphConnectionError, GraphDB
@@ -17,6 +17,7 @@ from graph_agent.routing import after_draft, after_evaluate, after_execute, afte
 from graph_agent.state import AgentState
 from graph_agent.statement import check_schema, flip_relationships, needs_limit, with_limit
 from graph_agent.structured import Evaluation, ask_structured
+from guardrails.cypher_policy import CypherPolicy
 from tests.support.scripted_llm import ScriptedChatModel
 
 
@@ -218,7 +219,7 @@ def test_plural_and_hidden_labels() -> None:
         "services",
         "on call rotations",
     ]
-    hidden = hide_labels(SCHEMA, ["Team"])
+    hidden = restricted_schema(SCHEMA, CypherPolicy(hidden_labels=frozenset({"Team"})))
     assert [label.name for label in hidden.labels] == ["Person", "Service"]
     assert [r.type for r in hidden.relationships] == ["DEPENDS_ON"]
 

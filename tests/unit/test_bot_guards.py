@@ -15,7 +15,7 @@ from pydantic import SecretStr, ValidationError
 from bot.commands.slack import purge_on_start
 from bot.questions import BUDGET_MESSAGE, SettingsGuards, accepts_policy
 from bot.settings import Settings, mask_secrets_in_logs
-from graph_agent.agent import hide_labels, restricted_schema
+from graph_agent.agent import restricted_schema
 from graph_agent.graphdb.protocol import GraphSchema, LabelInfo, PropertyInfo, RelPattern
 from guardrails.cypher_policy import CypherPolicy
 from tests.support.slack import rig_settings
@@ -163,7 +163,12 @@ def test_restricted_schema_hides_labels_rel_types_and_properties() -> None:
     assert view.relationships[0].properties == ()
     assert restricted_schema(SCHEMA, None) is SCHEMA
     assert restricted_schema(SCHEMA, CypherPolicy()) is SCHEMA
-    assert [label.name for label in hide_labels(SCHEMA, ["Team"]).labels] == [
+    assert [
+        label.name
+        for label in restricted_schema(
+            SCHEMA, CypherPolicy(hidden_labels=frozenset({"Team"}))
+        ).labels
+    ] == [
         "Person",
         "Incident",
     ]
