@@ -160,35 +160,31 @@ def sample_schema(
     return GraphSchema(labels=tuple(label_infos), relationships=tuple(rels))
 
 
-_DISPLAY_NAMES = ("name", "title", "key", "code", "label")
+_DISPLAY_FIRST = ("name", "fullname", "displayname")
+_DISPLAY_LAST = ("title", "key", "code", "label")
 _DISPLAY_SUFFIXES = ("name", "title")
 
 
 def display_property(label: LabelInfo) -> str | None:
-    """The property a person would call this label's entities by (name, title, productName…).
+    """The property a person would call this label's entities by (name, productName, title…).
 
-    Exact common names first, then `<label>Name`, then any string property ending in
-    "name"/"title" (first-name style parts last); None when nothing looks like a name.
+    `name` first, then `<label>Name`, then other `…Name` properties (a full or company name
+    before first/last-name parts), then `title`/`key`/`code`: a person's `title` is more often
+    a job title than what they are called. None when nothing looks like a name.
     """
     strings = [
         p.name for p in label.properties if "STRING" in p.types and not p.name.startswith("_")
     ]
     lowered = {name.lower(): name for name in strings}
-    for wanted in _DISPLAY_NAMES:
+    own = label.name.lower()
+    for wanted in (*_DISPLAY_FIRST, *(own + suffix for suffix in _DISPLAY_SUFFIXES)):
         if wanted in lowered:
             return lowered[wanted]
-    own = label.name.lower()
-    for suffix in _DISPLAY_SUFFIXES:
-        if own + suffix in lowered:
-            return lowered[own + suffix]
-    ending = [
-        name
-        for name in strings
-        if name.lower().endswith(_DISPLAY_SUFFIXES) and name.lower() != "name"
-    ]
-    # "firstName"/"lastName" are parts of a name; prefer a full one (companyName, fullName).
-    ending.sort(key=lambda name: (name.lower().startswith(("first", "last", "middle")), len(name)))
-    return ending[0] if ending else None
+    named = [name for name in strings if name.lower().endswith("name")]
+    named.sort(key=lambda name: (name.lower().startswith(("first", "middle")), len(name)))
+    if named:
+        return named[0]
+    return next((lowered[w] for w in _DISPLAY_LAST if w in lowered), None)
 
 
 def _prop_text(prop: PropertyInfo) -> str:
