@@ -49,12 +49,69 @@ def _cell(value: Any) -> str:
     return "" if value is None else str(value)
 
 
+def _load_public_dataset(name: str, reset: bool) -> None:
+    """`demo-data --dataset NAME` for the vendored public graphs (Northwind, air routes)."""
+    from graph_agent.datasets import get_dataset, is_loaded, load_dataset
+
+    try:
+        dataset = get_dataset(name)
+    except ValueError as exc:
+        raise typer.BadParameter(f"{exc} (or demo)", param_hint="--dataset") from None
+    with _graph() as db:
+        if reset:
+            db.run_write("MATCH (n) DETACH DELETE n")
+        elif is_loaded(db, name):
+            nodes, rels = db.counts()
+            console.print(
+                f"The {name} graph is already loaded ({nodes:,} nodes, {rels:,} relationships) "
+                f"in {db.url}. Use --reset to load it again."
+            )
+            return
+        elif db.counts()[0]:
+            # Never mix two graphs in one: the schema the LLM sees would describe both.
+            console.print(
+                f"The graph in {db.url} already holds other data. Load {name} into a graph of "
+                f"its own (GRAPH_NAME={name} cypherbot demo-data --dataset {name}), or use "
+                "--reset to replace what is there."
+            )
+            raise typer.Exit(1)
+        columns = (
+            TextColumn(f"Loading the {dataset.title}"),
+            BarColumn(),
+            TextColumn("{task.percentage:>3.0f}%"),
+            TimeElapsedColumn(),
+        )
+        with Progress(*columns, console=Console(stderr=True), transient=True) as bar:
+            task = bar.add_task("load", total=None)
+            stats = load_dataset(
+                db,
+                name,
+                progress=lambda done, total: bar.update(task, completed=done, total=total),
+            )
+        persist = getattr(db, "persist", None)
+        if callable(persist):
+            persist()  # the embedded engine saves now, so a crash cannot lose the load
+        console.print(
+            f"Loaded {stats.nodes:,} nodes and {stats.relationships:,} relationships "
+            f"in {stats.seconds:.1f}s into {db.url} ({dataset.title}, from {dataset.source})."
+        )
+
+
 def demo_data(
     scale: Annotated[int, typer.Option(help="About this many nodes (300 to 1,000,000+).")] = 300,
     seed: Annotated[int, typer.Option(help="Same seed, same graph.")] = 7,
     reset: Annotated[bool, typer.Option(help="Delete everything in the graph first.")] = False,
+    dataset: Annotated[
+        str,
+        typer.Option(
+            help="demo (generated; --scale/--seed apply), or a public graph: northwind, airports."
+        ),
+    ] = "demo",
 ) -> None:
-    """Load the demo engineering-organisation graph (skipped when it is already there)."""
+    """Load the demo graph, or a public example graph with --dataset (skipped when already there)."""
+    if dataset != "demo":
+        _load_public_dataset(dataset, reset)
+        return
     from graph_agent.demo import is_loaded, load_demo
 
     with _graph() as db:
@@ -81,6 +138,10 @@ def demo_data(
                 seed=seed,
                 progress=lambda done, total: bar.update(task, completed=done, total=total),
             )
+        persist = getattr(db, "persist", None)
+        if persist is not None:
+            # On disk now, not at the next automatic save: a crash must not empty the graph.
+            persist()
         console.print(
             f"Loaded {stats.nodes:,} nodes and {stats.relationships:,} relationships "
             f"in {stats.seconds:.1f}s into {db.url}."

