@@ -80,6 +80,14 @@ def _scaling(results: dict[str, Any]) -> tuple[float, str] | None:
     return threads / float(t["ratio"]), f"{threads:.0f} threads, 0.5 s scripted LLM calls"
 
 
+def _schema_examples_s(results: dict[str, Any]) -> tuple[float, str] | None:
+    graphs = [g for g in results.get("graphs", []) if isinstance(g, dict)]
+    if not graphs:
+        return None
+    small = min(graphs, key=lambda g: g["nodes"])
+    return float(small["generate_s"]), f"{small['nodes']:,} nodes, {small['kept']} kept"
+
+
 TARGETS = [
     Target("LLM calls per question, happy path (max)", "agent",
            _path("routes", "happy_path_max_calls"), 3, "calls"),
@@ -93,6 +101,13 @@ TARGETS = [
            _path("ack", "p99_ms"), 100, "ms"),
     Target("50 conversations' time / one conversation's", "slack", _scaling, 2, "×"),
     Target("example retrieval similar(), p95", "memory", _retrieval_p95, 10, "ms"),
+    Target("hostile read wall time, worst form (QUERY_TIMEOUT_S + 2 s)", "dos",
+           _path("worst_seconds"), 12, "s"),
+    Target("engine peak memory during hostile reads", "dos",
+           _path("worst_engine_peak_mb"), 1024, "MB"),
+    Target("engine crashes during hostile reads", "dos", _path("crashes"), 0, "crashes"),
+    Target("schema examples generated, demo graph", "schema_examples",
+           _schema_examples_s, 5, "s"),
 ]  # fmt: skip
 
 

@@ -1,45 +1,152 @@
-"""HTTP mode: a threaded stdlib server for Bolt's `/slack/events` plus a `/healthz` route.
+"""HTTP mode: Bolt's ASGI adapter behind `SlackGate` on uvicorn, serving `/slack/events` and `/healthz`.
 
-Why not `App.start()`: Bolt's development server is single-threaded and has no room for a
-health route; a WSGI server would add a dependency for two routes. `ThreadingHTTPServer`
-hands each request to `App.dispatch` on its own thread (our listeners only claim and
-enqueue, so each returns in milliseconds); TLS and scale-out belong to the reverse proxy
-or load balancer in front.
+uvicorn (with the strict h11 parser) brings keep-alive timeouts, a header size limit, a
+connection limit and one event loop instead of a thread per connection; `SlackGate` checks
+every request before Bolt parses it. uvicorn has no deadline for a request head (a client
+that sends half its headers and stalls keeps its slot), so the protocol here adds one.
+Bolt's synchronous `App` dispatches on the event loop, as Bolt's adapter does: our listeners
+only claim a delivery (one SQLite write) and enqueue, and handing each dispatch to a thread
+pool doubled the ack latency under a burst (every hand-off waits for the GIL). The health
+checks, which may wait on a sick engine, do run on threads. TLS and scale-out belong to the
+reverse proxy or load balancer in front.
 """
 
 from __future__ import annotations
 
+import asyncio
 import json
 import logging
+import socket
 import threading
-import urllib.parse
-from collections.abc import Callable, Mapping, Sequence
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-from typing import Any
+from collections.abc import Callable, Mapping
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
+from typing import Any, cast
 
-from slack_bolt import App
+import h11
+import uvicorn
+from slack_bolt import App, BoltResponse
+from slack_bolt.adapter.asgi import SlackRequestHandler
+from slack_bolt.adapter.asgi.http_request import AsgiHttpRequest
 from slack_bolt.request import BoltRequest
+from uvicorn.protocols.http.h11_impl import H11Protocol
+
+from bot.http_gate import ASGIApp, GateLimits, Receive, Scope, Send, SlackGate, respond
 
 logger = logging.getLogger(__name__)
-
-
-class _Server(ThreadingHTTPServer):
-    """ThreadingHTTPServer with a listen backlog fit for bursts (the default of 5 resets
-    connections when Slack delivers a few dozen events at once)."""
-
-    request_queue_size = 128
-    daemon_threads = True
-
 
 HealthCheck = Callable[[], object]
 """Raises when the thing it checks is down; its return value (e.g. a version) is reported."""
 
 EVENTS_PATH = "/slack/events"
-MAX_BODY = 1_000_000
+HEALTH_PATH = "/healthz"
+MAX_BODY = GateLimits.max_body
+
+
+@dataclass(frozen=True)
+class HTTPLimits:
+    """What clients may cost the server; README's HTTP mode section gives the reasons."""
+
+    max_body: int = MAX_BODY
+    """Bytes of one request body (413 above)."""
+    head_timeout_s: float = 10.0
+    """From connecting (or the previous response) to a complete request head."""
+    body_timeout_s: float = 10.0
+    """From the request head to the last body byte (408 after)."""
+    keep_alive_s: int = 5
+    """An idle keep-alive connection is closed after this."""
+    max_head_bytes: int = 16 * 1024
+    """Request line plus headers (h11 answers 400 above); Slack sends about 1 kB."""
+    max_connections: int = 500
+    """Open connections plus running requests; uvicorn answers 503 above it. Well under the
+    usual 1,024 open files, which SQLite, the graph engine and the Slack client share."""
+    backlog: int = 128
+    """Pending connections the kernel queues (Slack may deliver a few dozen events at once)."""
+    health_timeout_s: float = 10.0
+    """A health check slower than this counts as failed."""
+    shutdown_timeout_s: int = 5
+    """Requests still running at stop get this long to finish."""
+
+
+class _HeadDeadlineH11(H11Protocol):
+    """uvicorn's h11 protocol plus a deadline for each request head (slowloris)."""
+
+    head_timeout_s = HTTPLimits.head_timeout_s
+    _head_deadline: asyncio.TimerHandle | None = None
+
+    def connection_made(self, transport: asyncio.Transport) -> None:  # type: ignore[override]
+        super().connection_made(transport)
+        self._arm_head_deadline()
+
+    def on_response_complete(self) -> None:
+        super().on_response_complete()
+        self._arm_head_deadline()
+
+    def connection_lost(self, exc: Exception | None) -> None:
+        if self._head_deadline is not None:
+            self._head_deadline.cancel()
+        super().connection_lost(exc)
+
+    def _arm_head_deadline(self) -> None:
+        if self._head_deadline is not None:
+            self._head_deadline.cancel()
+        self._head_deadline = self.loop.call_later(self.head_timeout_s, self._head_timed_out)
+
+    def _head_timed_out(self) -> None:
+        # h11 leaves IDLE only once a whole request head has arrived.
+        if self.conn.their_state is h11.IDLE and not self.transport.is_closing():
+            logger.debug("closing a connection whose request head did not arrive in time")
+            self.transport.close()
+
+
+def _protocol_with(head_timeout_s: float) -> type[H11Protocol]:
+    return type("HeadDeadlineH11", (_HeadDeadlineH11,), {"head_timeout_s": head_timeout_s})
+
+
+class _BoltHandler(SlackRequestHandler):
+    """Bolt's ASGI adapter, refusing (400) a payload that Bolt's request parsing raises on."""
+
+    async def dispatch(self, request: AsgiHttpRequest) -> BoltResponse:
+        body = await request.get_raw_body()
+        try:
+            bolt_request = BoltRequest(
+                body=body, query=request.query_string, headers=request.get_headers()
+            )
+        except Exception as exc:
+            # A signed payload whose shape Bolt cannot read (e.g. `authorizations` not a list).
+            logger.info("slack request refused: 400 unreadable payload (%s)", type(exc).__name__)
+            return BoltResponse(status=400, body="unreadable payload")
+        return self.app.dispatch(bolt_request)
+
+
+class _Routes:
+    """The ASGI app uvicorn serves: `/healthz`, the gated Slack request URL, 404 elsewhere."""
+
+    def __init__(self, server: SlackHTTPServer, events: SlackGate) -> None:
+        self.server = server
+        self.events = events
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http":
+            return  # lifespan is off; nothing else is served
+        path = scope["path"]
+        if path == EVENTS_PATH:
+            await self.events(scope, receive, send)
+        elif path == HEALTH_PATH and scope["method"] in ("GET", "HEAD"):
+            healthy, report = await self.server.check_health_async()
+            body = json.dumps({"ok": healthy, **report}).encode()
+            await respond(send, 200 if healthy else 503, body, content_type="application/json")
+        elif path == HEALTH_PATH:
+            await respond(send, 405, b"Method Not Allowed", extra=[(b"allow", b"GET")])
+        else:
+            await respond(send, 404, b"Not Found")
 
 
 class SlackHTTPServer:
-    """Serves a Bolt app over HTTP on (host, port); port 0 picks a free port."""
+    """Serves a Bolt app over HTTP on (host, port); port 0 picks a free port.
+
+    The socket is bound and listening once constructed (connections wait in the backlog
+    until `start()` or `serve_forever()`), so `url` is known at once."""
 
     def __init__(
         self,
@@ -48,16 +155,48 @@ class SlackHTTPServer:
         host: str = "127.0.0.1",
         port: int = 3000,
         health: Mapping[str, HealthCheck] | None = None,
+        signing_secret: str | None = None,
+        limits: HTTPLimits | None = None,
     ) -> None:
         self.app = app
         self.health = dict(health or {})
-        self._server = _Server((host, port), _handler_for(self))
-        self._server.daemon_threads = True
+        self.limits = limits or HTTPLimits()
+        # Bolt keeps the secret it verifies with but does not expose it; the gate must use
+        # the same one, so it is read from the app unless given.
+        secret = signing_secret or str(getattr(app, "_signing_secret", "") or "")
+        self._health_pool = ThreadPoolExecutor(2, thread_name_prefix="slack-health")
+        # Bolt types its ASGI scope as a plain dict; uvicorn's is the same object.
+        bolt = cast(ASGIApp, _BoltHandler(app, path=EVENTS_PATH))
+        gate = SlackGate(
+            bolt,
+            signing_secret=secret,
+            limits=GateLimits(self.limits.max_body, self.limits.body_timeout_s),
+        )
+        self._socket = _listening_socket(host, port, self.limits.backlog)
+        self._server = uvicorn.Server(self._config(_Routes(self, gate)))
         self._thread: threading.Thread | None = None
+
+    def _config(self, asgi: _Routes) -> uvicorn.Config:
+        limits = self.limits
+        return uvicorn.Config(
+            asgi,
+            http=_protocol_with(limits.head_timeout_s),
+            interface="asgi3",
+            lifespan="off",
+            loop="asyncio",
+            log_config=None,  # the entry point configures logging once
+            access_log=False,
+            server_header=False,
+            timeout_keep_alive=limits.keep_alive_s,
+            h11_max_incomplete_event_size=limits.max_head_bytes,
+            limit_concurrency=limits.max_connections,
+            backlog=limits.backlog,
+            timeout_graceful_shutdown=limits.shutdown_timeout_s,
+        )
 
     @property
     def url(self) -> str:
-        host, port = self._server.server_address[:2]
+        host, port = self._socket.getsockname()[:2]
         return f"http://{host!s}:{port}"
 
     @property
@@ -66,18 +205,21 @@ class SlackHTTPServer:
 
     def start(self) -> SlackHTTPServer:
         """Serve in a background thread."""
-        self._thread = threading.Thread(
-            target=self._server.serve_forever, name="slack-http", daemon=True
-        )
+        self._thread = threading.Thread(target=self.serve_forever, name="slack-http", daemon=True)
         self._thread.start()
         return self
 
     def serve_forever(self) -> None:
-        self._server.serve_forever()
+        """Serve until `stop()` (or, on the main thread, SIGINT/SIGTERM, which uvicorn
+        re-raises after its graceful shutdown)."""
+        self._server.run(sockets=[self._socket])
 
     def stop(self) -> None:
-        self._server.shutdown()
-        self._server.server_close()
+        self._server.should_exit = True
+        if self._thread is not None and self._thread is not threading.current_thread():
+            self._thread.join(self.limits.shutdown_timeout_s + 5)
+        self._socket.close()
+        self._health_pool.shutdown(wait=False)
 
     def check_health(self) -> tuple[bool, dict[str, Any]]:
         """Run every health check: (all ok, details without secrets)."""
@@ -93,43 +235,27 @@ class SlackHTTPServer:
                 logger.warning("health check %s failed: %s", name, exc)
         return healthy, report
 
+    async def check_health_async(self) -> tuple[bool, dict[str, Any]]:
+        """`check_health` off the event loop, bounded by `limits.health_timeout_s`."""
+        loop = asyncio.get_running_loop()
+        try:
+            return await asyncio.wait_for(
+                loop.run_in_executor(self._health_pool, self.check_health),
+                self.limits.health_timeout_s,
+            )
+        except TimeoutError:
+            logger.warning("health checks took over %.0f s", self.limits.health_timeout_s)
+            return False, {"error": "timeout"}
 
-def _handler_for(server: SlackHTTPServer) -> type[BaseHTTPRequestHandler]:
-    class Handler(BaseHTTPRequestHandler):
-        protocol_version = "HTTP/1.1"
 
-        def log_message(self, format: str, *args: Any) -> None:
-            logger.debug("http: " + format, *args)
-
-        def do_GET(self) -> None:
-            path = urllib.parse.urlsplit(self.path).path
-            if path != "/healthz":
-                self._reply(404, b"Not Found", "text/plain")
-                return
-            healthy, report = server.check_health()
-            body = json.dumps({"ok": healthy, **report}).encode()
-            self._reply(200 if healthy else 503, body, "application/json")
-
-        def do_POST(self) -> None:
-            url = urllib.parse.urlsplit(self.path)
-            length = int(self.headers.get("Content-Length") or 0)
-            if url.path != EVENTS_PATH or length > MAX_BODY:
-                self.rfile.read(min(length, MAX_BODY))
-                self._reply(404 if url.path != EVENTS_PATH else 413, b"", "text/plain")
-                return
-            body = self.rfile.read(length).decode("utf-8")
-            headers: dict[str, str | Sequence[str]] = {
-                k.lower(): v for k, v in self.headers.items()
-            }
-            response = server.app.dispatch(BoltRequest(body=body, query=url.query, headers=headers))
-            content_type = (response.headers.get("content-type") or ["text/plain"])[0]
-            self._reply(response.status, response.body.encode("utf-8"), content_type)
-
-        def _reply(self, status: int, body: bytes, content_type: str) -> None:
-            self.send_response(status)
-            self.send_header("Content-Type", content_type)
-            self.send_header("Content-Length", str(len(body)))
-            self.end_headers()
-            self.wfile.write(body)
-
-    return Handler
+def _listening_socket(host: str, port: int, backlog: int) -> socket.socket:
+    family = socket.AF_INET6 if ":" in host else socket.AF_INET
+    sock = socket.socket(family, socket.SOCK_STREAM)
+    try:
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        sock.bind((host, port))
+        sock.listen(backlog)
+    except OSError:
+        sock.close()
+        raise
+    return sock

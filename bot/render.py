@@ -250,6 +250,16 @@ ERROR_TEXTS: dict[str, str] = {
     "busy": "I'm answering a lot of questions right now. Please ask again in a minute.",
 }
 DEFAULT_ERROR = "Something went wrong on my side while answering. Please try again."
+# Text that only engines, drivers and Python write; a reply that would carry it gets
+# DEFAULT_ERROR instead.
+_INTERNAL_MARKERS = (
+    "errMsg",
+    "errCtx",
+    "Traceback",
+    "ResponseError",
+    "Neo.ClientError",
+    "RO_QUERY",
+)
 
 
 def reference_id() -> str:
@@ -262,6 +272,8 @@ def error_message(kind: str, reference: str, detail: str | None = None) -> Rende
 
     `detail` is the agent's own explanation, used for failures the table does not cover
     (e.g. attempts exhausted: what was tried and what to change); it is neutralised."""
+    if detail and any(marker in detail for marker in _INTERNAL_MARKERS):
+        detail = None  # engine or Python internals belong in the log and the trace, not here
     text = ERROR_TEXTS.get(kind) or (neutralise(detail) if detail else DEFAULT_ERROR)
     return Rendered(
         text=truncate(text.replace("`", ""), FALLBACK_CHARS),

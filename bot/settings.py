@@ -50,6 +50,11 @@ class Settings(BaseSettings):
     )
     llm_timeout_s: float = Field(60.0, description="Per-request LLM timeout in seconds.")
     llm_max_retries: int = Field(2, description="Retries on 429/5xx.")
+    llm_max_tokens: int | None = Field(
+        None,
+        description="Cap on every LLM reply, in tokens; unset: per step (guard 200, "
+        "generate/correct 400, evaluate 500).",
+    )
     llm_json_mode: Literal["prompt", "json_object"] = Field(
         "prompt",
         description="How structured replies are asked for: `prompt` works everywhere; "
@@ -73,6 +78,12 @@ class Settings(BaseSettings):
     embeddings_model: str | None = Field(
         None, description="OpenAI-compatible embeddings model for semantic example retrieval."
     )
+    schema_examples: Literal["auto", "off"] = Field(
+        "auto",
+        description="`auto`: generate few-shot examples from the graph's schema when its "
+        "fingerprint has none yet (at start-up); `off`: only `cypherbot examples bootstrap`.",
+    )
+    schema_examples_cap: int = Field(8, description="Schema-generated examples kept per shape.")
 
     # --- memory ------------------------------------------------------------------------
     retention_days: int = Field(90, description="Conversation turns older than this are purged.")

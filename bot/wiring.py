@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import logging
+import threading
 
 from pydantic import SecretStr
 
@@ -12,6 +13,7 @@ from graph_agent.config import AgentConfig
 from graph_agent.graphdb import GraphDB, connect
 from graph_agent.llm import LLMs, make_llms
 from graph_agent.result import AgentResult
+from graph_agent.schema_examples import GenerationReport, generate_schema_examples
 from memory import Embedder, Memory, open_memory
 from memory.conversations import ConversationStore
 from memory.types import ExampleStore
@@ -37,6 +39,7 @@ def agent_config(settings: Settings) -> AgentConfig:
         exclude_labels=tuple(settings.schema_exclude),
         schema_sample=settings.schema_sample,
         json_mode=settings.llm_json_mode,
+        llm_max_tokens=settings.llm_max_tokens,
     )
 
 
@@ -136,3 +139,50 @@ def open_memory_for(settings: Settings) -> Memory:
         embedder_name=settings.embeddings_model or "default",
         include_candidates=settings.use_candidates,
     )
+
+
+def refresh_schema_examples(
+    settings: Settings, memory: Memory, agent: Agent, *, force: bool = False
+) -> GenerationReport | None:
+    """Generate few-shot examples from the agent's schema and store them as source `schema`
+    (retiring those of older fingerprints); None when nothing was to do.
+
+    Runs when `force` is set, or when SCHEMA_EXAMPLES=auto and this schema fingerprint has
+    no schema examples yet.
+    """
+    fingerprint = agent.schema_fingerprint
+    if not force and (
+        settings.schema_examples == "off" or memory.examples.has_schema_examples(fingerprint)
+    ):
+        return None
+    report = generate_schema_examples(
+        agent.db,
+        agent.schema,
+        cap_per_shape=settings.schema_examples_cap,
+        timeout_s=min(settings.query_timeout_s, 5.0),
+    )
+    memory.examples.replace_schema_examples(
+        ((e.question, e.cypher, e.shape) for e in report.kept),
+        fingerprint,
+        cap_per_shape=settings.schema_examples_cap,
+    )
+    return report
+
+
+def start_schema_examples(
+    settings: Settings, memory: Memory, agent: Agent
+) -> threading.Thread | None:
+    """`refresh_schema_examples` on a thread, so a big graph never holds up the start;
+    None when SCHEMA_EXAMPLES=off. Join the thread before closing `memory`."""
+    if settings.schema_examples == "off":
+        return None
+
+    def run() -> None:
+        try:
+            refresh_schema_examples(settings, memory, agent)
+        except Exception:  # examples are a bonus; the bot answers without them
+            logger.warning("could not generate schema examples", exc_info=True)
+
+    thread = threading.Thread(target=run, name="schema-examples", daemon=True)
+    thread.start()
+    return thread

@@ -414,4 +414,5 @@ def result_from_state(question: str, state: dict[str, Any], setup_ms: float) -> 
         self_healed=bool(state.get("self_healed", False)),
         suggestions=list(state.get("suggestions", [])),
         error_kind=state.get("error_kind") if outcome == "failed" else None,
+        ungrounded=bool(state.get("ungrounded", False)),
     )

@@ -42,6 +42,8 @@ class AgentConfig:
     """These labels are hidden from the agent."""
     schema_sample: int = 1000
     """Nodes sampled per label when reading the schema."""
+    llm_max_tokens: int | None = None
+    """Cap on every LLM reply, in tokens; None: each step's own cap (llm.STEP_MAX_TOKENS)."""
     json_mode: Literal["prompt", "json_object"] = "prompt"
     """`prompt`: ask for JSON in words (works everywhere); `json_object`: also bind
     response_format={"type": "json_object"}."""

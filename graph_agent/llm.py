@@ -17,6 +17,14 @@ from graph_agent.errors import LLMError, LLMTimeoutError
 
 logger = logging.getLogger(__name__)
 
+STEP_MAX_TOKENS: dict[str, int] = {"guard": 200, "generate": 400, "correct": 400, "evaluate": 500}
+"""Reply cap per step, in tokens. Measured need (demo and Northwind eval sets): a guard JSON
+reply is ~70 tokens, a fenced statement at most ~80 (200 characters of Cypher), an
+evaluate JSON reply with a short list ~150; the caps leave 2.5-5x headroom, so only a
+rambling reply reaches them."""
+DEFAULT_MAX_TOKENS = 500
+"""Cap for a step not in STEP_MAX_TOKENS."""
+
 
 @dataclass(frozen=True)
 class LLMs:
@@ -38,6 +46,8 @@ class LLMCall:
     prompt_chars: int
     prompt_tokens: int = 0
     completion_tokens: int = 0
+    cut_off: bool = False
+    """The reply stopped at the token cap (finish_reason "length"): it is incomplete."""
 
 
 def make_llms(
@@ -70,6 +80,14 @@ def make_llms(
     return LLMs(cypher=cypher, fast=fast)
 
 
+def max_tokens_for(step: str, override: int | None = None) -> int:
+    """The reply cap for `step` (`guard:repair` counts as `guard`); `override` (the
+    LLM_MAX_TOKENS setting) wins for every step."""
+    if override:
+        return override
+    return STEP_MAX_TOKENS.get(step.split(":", 1)[0], DEFAULT_MAX_TOKENS)
+
+
 def _is_timeout(exc: BaseException) -> bool:
     if isinstance(exc, TimeoutError | ModelTimeoutError):
         return True
@@ -83,21 +101,35 @@ async def call_llm(
     *,
     step: str,
     timeout_s: float,
+    max_tokens: int | None = None,
 ) -> tuple[str, LLMCall]:
-    """Invoke `model` once within `timeout_s`; return the reply text and the call's record.
+    """Invoke `model` once within `timeout_s`, the reply capped at `max_tokens` (None: the
+    step's cap, `max_tokens_for(step)`); return the reply text and the call's record.
 
-    Raises LLMTimeoutError or LLMError with a message fit for a person; the reply itself is
-    never logged (it may quote user text).
+    A reply cut at the cap comes back with `cut_off=True` in its record: the caller decides
+    (repair a JSON reply, fail a statement). Raises LLMTimeoutError or LLMError with a
+    message fit for a person; the reply itself is never logged (it may quote user text).
     """
     started = time.perf_counter()
     prompt_chars = sum(len(str(m.content)) for m in messages)
+    cap = max_tokens or max_tokens_for(step)
     try:
-        reply = await asyncio.wait_for(model.ainvoke(messages), timeout=max(timeout_s, 0.001))
+        reply = await asyncio.wait_for(
+            model.bind(max_tokens=cap).ainvoke(messages), timeout=max(timeout_s, 0.001)
+        )
     except Exception as exc:
         if _is_timeout(exc):
-            logger.warning("LLM call for %s timed out after %.1f s", step, timeout_s)
+            waited = time.perf_counter() - started
+            # Say which limit it was: the question's deadline (what was left of it) or the
+            # client's own per-request timeout (LLM_TIMEOUT_S), which fires first when shorter.
+            limit = (
+                f"the question's deadline ({timeout_s:.0f} s left)"
+                if isinstance(exc, TimeoutError) and waited >= timeout_s - 0.05
+                else "the per-request timeout (LLM_TIMEOUT_S)"
+            )
+            logger.warning("LLM call for %s timed out after %.1f s: %s", step, waited, limit)
             raise LLMTimeoutError(
-                f"The language model did not answer within {timeout_s:.0f} s."
+                f"The language model did not answer within {waited:.0f} s ({limit})."
             ) from exc
         logger.warning("LLM call for %s failed: %s", step, type(exc).__name__)
         raise LLMError(f"The language model call failed ({type(exc).__name__}: {exc}).") from exc
@@ -108,12 +140,17 @@ async def call_llm(
             part.get("text", "") if isinstance(part, dict) else str(part) for part in text
         )
     usage = getattr(reply, "usage_metadata", None) or {}
+    metadata = getattr(reply, "response_metadata", None) or {}
+    cut_off = metadata.get("finish_reason") == "length"
+    if cut_off:
+        logger.warning("LLM reply for %s was cut off at %d tokens", step, cap)
     record = LLMCall(
         step=step,
         ms=ms,
         prompt_chars=prompt_chars,
         prompt_tokens=int(usage.get("input_tokens", 0) or 0),
         completion_tokens=int(usage.get("output_tokens", 0) or 0),
+        cut_off=cut_off,
     )
     logger.debug("LLM %s: %.0f ms, %d prompt chars", step, ms, prompt_chars)
     return str(text), record

@@ -9,6 +9,7 @@ import time
 from collections.abc import Awaitable, Callable
 from typing import Any, Protocol
 
+from langchain_core.messages import BaseMessage
 from langgraph.runtime import Runtime
 
 from graph_agent import prompts
@@ -21,18 +22,29 @@ from graph_agent.graphdb.errors import (
     GraphError,
     NotReadOnlyError,
     QueryTimeoutError,
+    ResourceLimitError,
 )
 from graph_agent.graphdb.schema import schema_text
+from graph_agent.grounding import (
+    Evidence,
+    leaning_words,
+    nothing_found,
+    question_entities,
+    unsupported_claims,
+)
+from graph_agent.lint import empty_result_feedback, lint_cypher
 from graph_agent.llm import LLMCall, call_llm
 from graph_agent.pruning import relevant_labels
 from graph_agent.result import Attempt
+from graph_agent.schema_examples import question_focus, rank_examples, retrieval_query
 from graph_agent.state import AgentState
 from graph_agent.statement import check_schema, with_limit
 from graph_agent.structured import Evaluation, ask_structured
-from guardrails.cypher_policy import check_cypher
-from guardrails.cypher_tokens import referenced_names
+from guardrails.cypher_policy import RESTRICTION_CATEGORIES, check_cypher
+from guardrails.cypher_tokens import referenced_names, tokenize
 from guardrails.extract import extract_cypher
-from guardrails.topic import fallback_decision, parse_decision, parse_json_object
+from guardrails.redact_rows import redact_rows
+from guardrails.topic import ScopeDecision, fallback_decision, parse_decision, parse_json_object
 from memory.types import Example
 
 logger = logging.getLogger(__name__)
@@ -110,6 +122,7 @@ async def understand(state: AgentState, runtime: Runtime[Context]) -> Update:
 
     messages = prompts.GUARD.render(
         description=ctx.description,
+        follow_up_example=prompts.follow_up_example(ctx.schema),
         history=prompts.render_history(history, ctx.config.history_chars),
         question=question,
     )
@@ -120,9 +133,13 @@ async def understand(state: AgentState, runtime: Runtime[Context]) -> Update:
         step="guard",
         timeout_s=_llm_timeout(ctx),
         json_mode=ctx.config.json_mode,
+        max_tokens=ctx.config.llm_max_tokens,
     )
     if decision is None:
         decision = fallback_decision(question)
+    elif history:
+        decision, more = await _stand_alone(ctx, messages, decision, question)
+        calls = [*calls, *more]
     standalone = question
     if history and decision.standalone_question.strip():
         standalone = decision.standalone_question.strip()
@@ -138,6 +155,34 @@ async def understand(state: AgentState, runtime: Runtime[Context]) -> Update:
         if example is not None:
             update |= _reuse(example)
     return update
+
+
+async def _stand_alone(
+    ctx: Context, messages: list[BaseMessage], decision: ScopeDecision, question: str
+) -> tuple[ScopeDecision, list[LLMCall]]:
+    """One repair when the rewrite still leans on the history ("what else did he write?");
+    the rewrite that leans least is kept."""
+    standalone = decision.standalone_question.strip() or question
+    words = leaning_words(standalone, question)
+    if decision.scope != "in_scope" or not words:
+        return decision, []
+    assert ctx.llms is not None
+    logger.info("standalone question still leans on the history; asking once more")
+    repaired, calls = await ask_structured(
+        ctx.llms.fast,
+        prompts.resolve_messages(messages, decision.model_dump_json(), words),
+        parse_decision,
+        step="guard:resolve",
+        timeout_s=_llm_timeout(ctx),
+        json_mode=ctx.config.json_mode,
+        max_tokens=ctx.config.llm_max_tokens,
+    )
+    if repaired is None or repaired.scope != "in_scope":
+        return decision, calls
+    left = leaning_words(repaired.standalone_question.strip() or question, question)
+    if left:
+        logger.info("standalone question still leans on the history after one repair")
+    return (repaired if len(left) < len(words) else decision), calls
 
 
 @step("refuse")
@@ -169,8 +214,10 @@ async def clarify(state: AgentState, runtime: Runtime[Context]) -> Update:
 
 
 async def _examples(ctx: Context, question: str) -> list[Example]:
-    """Top-k examples; those verified on another schema must still fit this one."""
-    found = await asyncio.to_thread(ctx.examples.similar, question, ctx.config.few_shot_k)
+    """Candidate examples for the question's words, labels and shape (a few times k, ranked
+    later with the value hints); those verified on another schema must still fit this one."""
+    query = retrieval_query(question, question_focus(question, ctx.schema))
+    found = await asyncio.to_thread(ctx.examples.similar, query, 4 * ctx.config.few_shot_k)
     kept = []
     for example in found:
         stale = not getattr(example, "verified_on_current", True)
@@ -191,14 +238,21 @@ async def _hints(ctx: Context, question: str) -> list[tuple[str, str, str]]:
     except GraphError:
         logger.warning("value lookup failed; generating without hints", exc_info=True)
         return []
-    visible = {label.name for label in ctx.schema.labels}
-    return [(m.label, m.property, m.value) for m in matches if m.label in visible]
+    # The schema is the channel's view: a hint on a hidden label or property names a value
+    # that channel may not see.
+    visible = {(label.name, p.name) for label in ctx.schema.labels for p in label.properties}
+    return [(m.label, m.property, m.value) for m in matches if (m.label, m.property) in visible]
 
 
-async def _prompt_parts(ctx: Context, question: str) -> tuple[dict[str, str], list[int]]:
-    """Schema (pruned for large graphs), examples and value hints for generate and correct."""
-    examples, hints = await asyncio.gather(_examples(ctx, question), _hints(ctx, question))
+async def _prompt_parts(
+    ctx: Context, question: str
+) -> tuple[dict[str, str], list[int], list[tuple[str, str, str]]]:
+    """Schema (pruned for large graphs), examples and value hints for generate and correct;
+    also the example ids and the structured hints (kept in the state for validate/execute)."""
+    candidates, hints = await asyncio.gather(_examples(ctx, question), _hints(ctx, question))
     boost = {label for label, _prop, _value in hints}
+    focus = question_focus(question, ctx.schema, sorted(boost))
+    examples = rank_examples(candidates, question, focus, ctx.config.few_shot_k)
     for example in examples:
         boost |= referenced_names(example.cypher).labels
     labels = relevant_labels(
@@ -212,7 +266,7 @@ async def _prompt_parts(ctx: Context, question: str) -> tuple[dict[str, str], li
         "hints": prompts.render_hints(hints),
         "question": question,
     }
-    return parts, [e.id for e in examples]
+    return parts, [e.id for e in examples], hints
 
 
 def _no_data(draft: str) -> str | None:
@@ -228,22 +282,26 @@ async def generate(state: AgentState, runtime: Runtime[Context]) -> Update:
     ctx = runtime.context
     assert ctx.llms is not None  # the router only comes here with an LLM
     ctx.progress("generate", "Writing a query…")
-    parts, example_ids = await _prompt_parts(ctx, state["standalone_question"])
+    parts, example_ids, hints = await _prompt_parts(ctx, state["standalone_question"])
     reply, call = await call_llm(
         ctx.llms.cypher,
         prompts.GENERATE.render(**parts),
         step="generate",
         timeout_s=_llm_timeout(ctx),
+        max_tokens=ctx.config.llm_max_tokens,
     )
     update: Update = {
         "draft": reply,
         "attempt_count": 1,
         "example_ids": example_ids,
         "prompt_parts": parts,
+        "value_hints": hints,
         "llm_calls": [call],
     }
     if (missing := _no_data(reply)) is not None:
         update |= {"outcome": "no_data", "answer": f"The graph has no data on {missing}"}
+    elif call.cut_off:
+        update |= _cut_off(reply)
     return update
 
 
@@ -256,8 +314,10 @@ async def correct(state: AgentState, runtime: Runtime[Context]) -> Update:
         return {"fatal": True, "error_kind": "llm_not_configured"}
     ctx.progress("correct", "Fixing the query…", attempt)
     parts = state.get("prompt_parts") or {}
+    found: Update = {}
     if not parts:  # a reused example failed: generate never ran
-        parts, _ids = await _prompt_parts(ctx, state["standalone_question"])
+        parts, _ids, hints = await _prompt_parts(ctx, state["standalone_question"])
+        found = {"prompt_parts": parts, "value_hints": hints}
     previous = state.get("cypher") or state.get("draft", "")
     reply, call = await call_llm(
         ctx.llms.cypher,
@@ -266,10 +326,13 @@ async def correct(state: AgentState, runtime: Runtime[Context]) -> Update:
         ),
         step="correct",
         timeout_s=_llm_timeout(ctx),
+        max_tokens=ctx.config.llm_max_tokens,
     )
-    update: Update = {"draft": reply, "attempt_count": attempt, "llm_calls": [call]}
+    update: Update = {"draft": reply, "attempt_count": attempt, "llm_calls": [call], **found}
     if (missing := _no_data(reply)) is not None:
         update |= {"outcome": "no_data", "answer": f"The graph has no data on {missing}"}
+    elif call.cut_off:
+        update |= _cut_off(reply)
     return update
 
 
@@ -285,6 +348,17 @@ def _failed(cypher: str, error: str, stage: str) -> Update:
     }
 
 
+def _cut_off(reply: str) -> Update:
+    """A statement reply that stopped at the token cap: a failed attempt (the router sends it
+    to correct), never run half-written."""
+    return _failed(
+        extract_cypher(reply),
+        "Your reply was cut off at the length limit before the statement was complete. "
+        "Reply with only the statement in a ```cypher block, shorter: no explanation.",
+        "cut_off",
+    )
+
+
 @step("validate")
 async def validate(state: AgentState, runtime: Runtime[Context]) -> Update:
     """Extract the statement, apply the read-only policy, check names and directions, EXPLAIN."""
@@ -293,15 +367,34 @@ async def validate(state: AgentState, runtime: Runtime[Context]) -> Update:
     cypher = extract_cypher(state.get("draft", ""))
     if not cypher.strip():
         return _failed("", "The reply contained no Cypher statement.", "extract")
+    if any(t.kind == "comment" for t in tokenize(cypher, include_comments=True)):
+        # No honest query needs one, and a comment in a dotted procedure name crashed FalkorDB.
+        return _failed(cypher, COMMENT_REFUSAL, "comment")
     verdict = check_cypher(cypher, ctx.policy)
     if not verdict.allowed:
         return _failed(cypher, f"Refused by the read-only policy: {verdict.reason}", "policy")
+    cypher = verdict.canonical or cypher
+    linted = lint_cypher(cypher, state.get("value_hints") or [])
+    if linted.fixes:
+        logger.info("auto-corrected: %s", "; ".join(linted.fixes))
+    cypher = linted.cypher
     checked = check_schema(cypher, ctx.schema)
     if checked.problems:
         return _failed(cypher, "Schema check: " + "; ".join(checked.problems), "schema")
     if checked.corrections:
         logger.info("auto-corrected: %s", "; ".join(checked.corrections))
-    cypher = checked.cypher
+    if checked.cypher != cypher or linted.fixes:
+        # Rewritten after the policy's verdict: judge the text that will run, not the draft.
+        final = check_cypher(checked.cypher, ctx.policy)
+        if not final.allowed:
+            return _failed(
+                checked.cypher, f"Refused by the read-only policy: {final.reason}", "policy"
+            )
+        cypher = final.canonical or checked.cypher
+    else:
+        cypher = checked.cypher
+    if (repeated := _repeats_a_costly_read(state, cypher, ctx.config.max_rows)) is not None:
+        return _failed(cypher, repeated, "resource")
     try:
         validation = await asyncio.to_thread(ctx.db.validate, cypher)
     except GraphConnectionError as exc:
@@ -319,14 +412,29 @@ async def execute(state: AgentState, runtime: Runtime[Context]) -> Update:
     ctx = runtime.context
     attempt = state.get("attempt_count", 1)
     ctx.progress("execute", "Running it…" if attempt == 1 else f"Running it (attempt {attempt})…")
-    cypher = with_limit(state["cypher"], ctx.config.max_rows)
+    capped = with_limit(state["cypher"], ctx.config.max_rows)
+    judged = check_cypher(capped, ctx.policy)
+    if not judged.allowed:
+        return _failed(capped, f"Refused by the read-only policy: {judged.reason}", "policy")
+    cypher = judged.canonical or capped
     timeout = min(ctx.config.query_timeout_s, max(ctx.remaining_s(), 0.1))
     try:
-        result = await asyncio.to_thread(
-            ctx.db.run_read, cypher, None, timeout_s=timeout, max_rows=ctx.config.max_rows
+        # The engine checks its timeout between steps and can overshoot it under load; the
+        # question does not wait past the grace (the engine still stops the read itself).
+        result = await asyncio.wait_for(
+            asyncio.to_thread(
+                ctx.db.run_read, cypher, None, timeout_s=timeout, max_rows=ctx.config.max_rows
+            ),
+            timeout + READ_GRACE_S,
         )
-    except QueryTimeoutError:
-        return _failed(cypher, f"The query ran longer than {timeout:.0f} s.", "timeout")
+    except (QueryTimeoutError, TimeoutError):
+        return _failed(
+            cypher,
+            f"The query ran longer than {timeout:.0f} s. {COSTLY_READ_HINT}",
+            "timeout",
+        )
+    except ResourceLimitError as exc:
+        return _failed(cypher, f"{exc} {COSTLY_READ_HINT}", "resource")
     except CypherSyntaxError as exc:
         return _failed(cypher, f"The engine rejected it: {exc.engine_message}", "execute")
     except NotReadOnlyError as exc:
@@ -335,14 +443,62 @@ async def execute(state: AgentState, runtime: Runtime[Context]) -> Update:
         return {"fatal": True, "error_kind": "graph_down", "last_error": str(exc)}
     except GraphError as exc:
         return _failed(cypher, f"The engine failed: {exc}", "execute")
+    # Before any model, person, memory or trace sees the rows: the channel's hidden names go,
+    # whatever statement produced them.
+    visible = redact_rows(result.columns, result.rows, ctx.policy)
+    if not visible.rows and (feedback := _missed_value(state, cypher)):
+        return _failed(cypher, feedback, "missed_value")
     return {
         "cypher": cypher,
-        "columns": list(result.columns),
-        "rows": [list(row) for row in result.rows],
+        "columns": visible.columns,
+        "rows": visible.rows,
         "truncated": result.truncated,
         "last_error": None,
         "last_stage": "execute",
     }
+
+
+READ_GRACE_S = 1.5
+"""How long past its timeout a read may take before the question stops waiting for it."""
+COMMENT_REFUSAL = (
+    "Refused by the read-only policy: the statement has comments (// or /* */). "
+    "Write it again without any comments."
+)
+COSTLY_READ_HINT = (
+    "Write a different, cheaper statement: filter early, aggregate (count, sum) instead of "
+    "collecting, never combine every row with every other, and do not send this one again."
+)
+
+
+def _shape(cypher: str) -> str:
+    return "".join(cypher.split()).casefold()
+
+
+def _repeats_a_costly_read(state: AgentState, cypher: str, max_rows: int) -> str | None:
+    """Feedback when the statement is (but for spacing and case) one that already ran out of
+    time or memory in this question: running it again would only cost the same again."""
+    shape = _shape(with_limit(cypher, max_rows))
+    for attempt in state.get("attempts", []):
+        if attempt.stage in ("timeout", "resource") and _shape(attempt.cypher) == shape:
+            return (
+                "This is the statement that already ran out of time or memory; it was not run "
+                f"again. {COSTLY_READ_HINT}"
+            )
+    return None
+
+
+def _missed_value(state: AgentState, cypher: str) -> str | None:
+    """Feedback for an empty result that a value hint explains (the statement used none of
+    the stored values the question names): once per question, and only while an attempt
+    remains, so that a true "nothing matches" still gets its answer."""
+    if state.get("attempt_count", 1) >= state.get("max_attempts", 3):
+        return None
+    if any(a.stage == "missed_value" for a in state.get("attempts", [])):
+        return None
+    feedback = empty_result_feedback(cypher, state.get("value_hints") or [])
+    if feedback is not None:
+        logger.info("0 rows and the statement missed a hinted value; one correction")
+    return feedback
 
 
 # --- evaluate + answer ----------------------------------------------------------------------
@@ -381,6 +537,7 @@ async def evaluate(state: AgentState, runtime: Runtime[Context]) -> Update:
             step="evaluate",
             timeout_s=_llm_timeout(ctx),
             json_mode=ctx.config.json_mode,
+            max_tokens=ctx.config.llm_max_tokens,
         )
         # Unreadable twice: the rows are the best we have; show them plainly.
         verdict = parsed or Evaluation(
@@ -395,18 +552,48 @@ async def evaluate(state: AgentState, runtime: Runtime[Context]) -> Update:
     if not verdict.answers_question:
         feedback = verdict.feedback.strip() or "The rows do not answer the question."
         return {"llm_calls": calls} | _failed(cypher, feedback, "evaluate")
+    answer, ungrounded = _grounded(ctx, state, verdict.answer.strip())
     attempt = state.get("attempt_count", 1)
     self_healed = attempt > 1
     if self_healed:
         await _hand_off(ctx, state["standalone_question"], cypher)
     return {
         "llm_calls": calls,
-        "answer": verdict.answer.strip(),
+        "answer": answer,
+        "ungrounded": ungrounded,
         "outcome": "answered" if rows else "no_data",
         "self_healed": self_healed,
         "attempts": [Attempt(cypher=cypher, stage="ok", rows=len(rows))],
         "last_stage": "ok",
     }
+
+
+def _grounded(ctx: Context, state: AgentState, answer: str) -> tuple[str, bool]:
+    """The answer held to the rows (no model call): (text to give, whether it was replaced).
+
+    An empty result gets a plain "nothing matches" naming what the question named; an answer
+    with a number or name that neither the rows nor the question and query hold gets the
+    plain rendering of the rows instead.
+    """
+    question, cypher = state["standalone_question"], state.get("cypher", "")
+    columns, rows = state.get("columns", []), state.get("rows", [])
+    plain = plain_answer(columns, rows, truncated=state.get("truncated", False))
+    missing: list[str] = []
+    if answer != plain:  # the plain rendering is the rows themselves
+        known = " ".join([question, cypher, *columns])
+        missing = unsupported_claims(answer, Evidence(rows, known))
+    if missing:
+        # Counts only at INFO: the claims may quote the user's text.
+        logger.info("answer named %d things the rows do not hold; replaced", len(missing))
+        logger.debug("unsupported claims: %s", missing)
+    if not rows:
+        hints = prompts.hint_values((state.get("prompt_parts") or {}).get("hints", ""))
+        schema_words = [label.name for label in ctx.schema.labels]
+        schema_words += [rel.type for rel in ctx.schema.relationships]
+        return nothing_found(question_entities(question, hints, schema_words)), bool(missing)
+    if missing:
+        return plain, True
+    return answer, False
 
 
 async def _hand_off(ctx: Context, question: str, cypher: str) -> None:
@@ -429,9 +616,28 @@ FAILURE_TEXT = {
     "graph_down": "I couldn't reach the graph database. Try again shortly, or ask an admin "
     "to run `cypherbot doctor`.",
     "query_timeout": "The query took too long each time I tried. Try narrowing the question, "
-    "for example to one team or a time range.",
+    "for example to one named thing or a time range.",
     "deadline": "I ran out of time before finding an answer. Try a narrower question.",
 }
+
+
+def _refused_for_this_channel(state: AgentState, ctx: Context) -> bool:
+    """The last statement was refused for the channel's restrictions (not as a write)."""
+    if state.get("last_stage") != "policy" or ctx.policy is None:
+        return False
+    verdict = check_cypher(state.get("cypher") or "", ctx.policy)
+    return verdict.category in RESTRICTION_CATEGORIES
+
+
+GIVE_UP_TEXT = {
+    "schema": "I couldn't match it to what the graph holds.",
+    "validate": "The database couldn't run the queries I wrote for it.",
+    "execute": "The database couldn't run the queries I wrote for it.",
+    "evaluate": "The results I got didn't answer it.",
+    "extract": "I didn't manage to write a query for it.",
+}
+"""What the last failed attempt means, in words for the person (never the engine's text)."""
+GIVE_UP_DEFAULT = "None of the queries I wrote gave an answer."
 
 
 @step("give_up")
@@ -439,9 +645,15 @@ async def give_up(state: AgentState, runtime: Runtime[Context]) -> Update:
     """An honest failure that says what went wrong and what to try."""
     kind = state.get("error_kind")
     if kind is None:
-        kind = "query_timeout" if state.get("last_stage") == "timeout" else "attempts_exhausted"
+        costly = state.get("last_stage") in ("timeout", "resource")
+        kind = "query_timeout" if costly else "attempts_exhausted"
     if kind == "llm_not_configured":
         answer = str(LLMNotConfiguredError())
+    elif kind == "attempts_exhausted" and _refused_for_this_channel(state, runtime.context):
+        answer = (
+            "Part of what this needs is not available in this channel, so I didn't look it up. "
+            "Ask for specific details by name (names, counts), or ask where that data is shared."
+        )
     elif kind == "attempts_exhausted" and state.get("last_stage") == "policy":
         answer = (
             "I can only read the graph, never change it, and the queries I came up with for "
@@ -450,11 +662,19 @@ async def give_up(state: AgentState, runtime: Runtime[Context]) -> Update:
         )
     elif kind == "attempts_exhausted":
         tried = len(state.get("attempts", []))
-        last = (state.get("last_error") or "").strip()
+        stage = state.get("last_stage") or ""
+        # Engine and checker text (errMsg, errCtx, the statement) stays in the log and in the
+        # attempts the trace shows; the person gets what it means and what to try.
+        logger.info(
+            "giving up after %d attempts; last problem at %s: %s",
+            tried,
+            stage,
+            (state.get("last_error") or "")[:300],
+        )
         answer = (
             f"I couldn't write a query that answers this ({tried} attempt"
-            f"{'s' if tried != 1 else ''}). The last problem was: {last[:300]}\n"
-            "Try rephrasing it, or name the exact thing you mean (a team, a service…)."
+            f"{'s' if tried != 1 else ''}). {GIVE_UP_TEXT.get(stage, GIVE_UP_DEFAULT)}\n"
+            "Try rephrasing it, or name the exact thing you mean, as it is written in the graph."
         )
     else:
         answer = FAILURE_TEXT[kind]

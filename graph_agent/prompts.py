@@ -3,12 +3,15 @@
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, SystemMessage
 
+from graph_agent.graphdb.protocol import GraphSchema
+from graph_agent.graphdb.schema import display_property
 from memory.types import Example, Turn
 
 
@@ -34,7 +37,7 @@ The graph holds: {description}
 
 Decide whether the user's question can be answered from this graph.
 - "in_scope": the graph could answer it, even partly or with a count of zero. Lean towards
-  in scope for anything about the things, people and relationships above.
+  in scope for anything about the things and relationships above.
 - "out_of_scope": it is about something else entirely (general knowledge, chit-chat,
   weather, coding help, other data sources).
 - "needs_clarification": it is about the graph but too vague to turn into one query
@@ -42,8 +45,9 @@ Decide whether the user's question can be answered from this graph.
 
 When previous turns are given, first rewrite the latest question into a standalone question
 that names everything it refers to and keeps every condition of the turns it builds on.
-Example: after "Which services does the Payments team own?", the follow-up "and which of
-those are tier 1?" becomes "Which services owned by the Payments team are tier 1?".
+Replace every he, she, it, they, them, those, these or "that one" with the name or the
+things it stands for in the previous turns.
+{follow_up_example}
 Without previous turns, the standalone question is the question itself.
 
 Reply with one JSON object and nothing else:
@@ -51,6 +55,18 @@ Reply with one JSON object and nothing else:
  "reason": "short reason", "clarification": "question to ask back, or empty"}}""",
     user="""{history}Question: {question}""",
 )
+
+FOLLOW_UP_EXAMPLE = """\
+Example ({name} stands for the {start}'s {prop} given in the earlier turn):
+after "Which {end} nodes are linked to the {start} {name}?",
+the follow-up "and how many of them are there?" becomes
+"How many {end} nodes are linked to the {start} {name}?", and
+"what else is linked to it?" becomes "What else is linked to the {start} {name}?"."""
+
+RESOLVE = """\
+Your standalone question still says {words} without naming what that means, so it cannot be \
+read without the previous turns. Replace those words with the names or things they stand for \
+in the previous turns and reply again with the whole JSON object."""
 
 HISTORY_TURN = """\
 Turn {n}:
@@ -68,12 +84,19 @@ Database: {dialect}.
 Rules:
 - Use only the labels, relationship types, properties and directions in the schema below.
 - Read only: MATCH, OPTIONAL MATCH, WITH, WHERE, RETURN, ORDER BY, SKIP, LIMIT, UNWIND.
-- Return names and other properties, not whole nodes or relationships.
+- Return properties, not whole nodes or relationships. For a node, return the property
+  marked "(identifies it)" in the schema.
+- For "which", "who" and superlative questions (most, least, oldest, highest…), return the
+  property that identifies the thing asked for together with the measured value.
+- Sort directions: oldest, earliest, first, lowest = ascending (smallest year or date
+  first); newest, latest, most recent, highest = descending.
 - Aggregate in the query (count, sum, avg, collect) rather than returning rows to count.
 - When you sort on a property, filter out nulls first: WHERE x.prop IS NOT NULL.
-- Give returned columns short readable aliases (AS team, AS services).
+- Name returned columns after what they hold, with words from the schema.
 - Return at most {row_limit} rows; add LIMIT when the question asks for a top or a sample.
-- Match names case-insensitively with toLower() unless a value hint gives the exact value.
+- When a value hint gives the stored value, compare with it exactly: {{prop: "Stored Value"}}.
+  Otherwise compare text case-insensitively: WHERE toLower(n.prop) = toLower("text").
+  Never write toLower() inside {{...}}.
 - One statement, no semicolon, no comments.
 - If the schema cannot answer the question, reply NO_DATA: followed by what is missing.
 
@@ -96,7 +119,7 @@ Question: {question}
 """
 
 HINTS_BLOCK = """\
-Values stored in the graph that match words of the question (use them exactly):
+Stored values the question may refer to (when one is meant, use it exactly as written here):
 {items}"""
 
 CORRECT = PromptTemplate(
@@ -120,11 +143,10 @@ answer the question from the result alone.
 - Use only the rows shown. Never add facts, names or numbers that are not in them.
 - Be concise: one to three sentences, or a short list. Name the numbers.
 - When there are rows, they are the answer: state what they say (list the names, give the
-  counts), even when the question is about something missing, like "services with no tier".
-- Only when the result is empty and the query clearly asked the right thing, the answer is
-  that the graph has none ("No services depend on X in the graph."); that answers it.
-- If the question asks for something the graph holds no data on at all, say "The graph has
-  no data on ..." plainly.
+  counts), even when the question is about something missing, like "<things> with no
+  <property>".
+- When the result is empty and the query clearly asked the right thing, set
+  answers_question to true and answer "Nothing in the graph matches."
 - If the rows do not answer the question (wrong columns, wrong filter, a likely misspelt
   name, missing grouping), set answers_question to false and explain in feedback how the
   query should change.
@@ -146,6 +168,22 @@ Question: {question}""",
 REPAIR = """\
 Your reply could not be read as the JSON object asked for ({error}).
 Reply again with only that JSON object: no code fences, no text before or after."""
+
+
+def follow_up_example(schema: GraphSchema) -> str:
+    """The guard's follow-up example in the connected graph's own labels (placeholders when
+    the graph is empty), so a small model copies nothing of another graph."""
+    by_name = {label.name: label for label in schema.labels}
+    linked = [r for r in schema.relationships if r.start != r.end and r.start in by_name]
+    if linked:
+        rel = max(linked, key=lambda r: r.count)
+        start, end = by_name[rel.start], rel.end
+    elif schema.labels:
+        start, end = max(schema.labels, key=lambda label: label.count), "other"
+    else:
+        return FOLLOW_UP_EXAMPLE.format(start="<Label>", end="<Other>", prop="name", name="<name>")
+    prop = display_property(start) or "name"
+    return FOLLOW_UP_EXAMPLE.format(start=start.name, end=end, prop=prop, name=f"<{prop}>")
 
 
 def render_history(turns: Sequence[Turn], max_chars: int) -> str:
@@ -188,6 +226,22 @@ def render_hints(hints: Sequence[tuple[str, str, str]]) -> str:
         for label, prop, value in hints
     )
     return HINTS_BLOCK.format(items=items) + "\n"
+
+
+_HINT_VALUE = re.compile(r': ("(?:[^"\\]|\\.)*")\}\)$', re.MULTILINE)
+
+
+def hint_values(hints_text: str) -> list[str]:
+    """The stored values in a block made by `render_hints` (for the empty-result answer)."""
+    return [str(json.loads(m.group(1))) for m in _HINT_VALUE.finditer(hints_text)]
+
+
+def resolve_messages(
+    messages: list[BaseMessage], reply: str, words: Sequence[str]
+) -> list[BaseMessage]:
+    """The guard prompt, its reply, and a request to resolve the words still leaning on history."""
+    named = ", ".join(f'"{w}"' for w in dict.fromkeys(words))
+    return [*messages, AIMessage(reply), HumanMessage(RESOLVE.format(words=named))]
 
 
 def render_rows(

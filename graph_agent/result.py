@@ -67,6 +67,9 @@ class AgentResult:
     """Fingerprint of the schema the Cypher was verified on (stamped on taught examples)."""
     error_kind: str | None = None
     """llm_not_configured, llm_error, llm_timeout, graph_down, query_timeout, deadline…"""
+    ungrounded: bool = False
+    """The model's answer named a number or name the rows (or, for an empty result, the
+    question) do not hold; the plain rendering of the rows or "nothing matches" replaced it."""
 
     @property
     def total_ms(self) -> float:

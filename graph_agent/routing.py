@@ -23,16 +23,21 @@ def after_understand(
     return "generate"
 
 
-def after_draft(state: AgentState) -> Literal["validate", "give_up", "__end__"]:
-    """After generate/correct: check the statement, or stop when the schema cannot answer."""
+def after_draft(state: AgentState) -> Literal["validate", "correct", "give_up", "__end__"]:
+    """After generate/correct: check the statement, stop when the schema cannot answer, or
+    count a reply cut off at the token cap as a failed attempt."""
     if state.get("fatal"):
         return "give_up"
     if state.get("outcome"):
         return "__end__"
+    calls = state.get("llm_calls") or []
+    if calls and calls[-1].cut_off:  # the call generate/correct just made
+        return _retry(state)
     return "validate"
 
 
 def _retry(state: AgentState) -> Literal["correct", "give_up"]:
+    """Correct while attempts remain (each statement, even a cut-off one, is an attempt)."""
     if state.get("attempt_count", 1) < state.get("max_attempts", 3):
         return "correct"
     return "give_up"

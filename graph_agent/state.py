@@ -41,6 +41,9 @@ class AgentState(TypedDict, total=False):
     """Examples shown to the generate step."""
     prompt_parts: dict[str, str]
     """Schema text, examples and value hints built once by generate, reused by correct."""
+    value_hints: list[tuple[str, str, str]]
+    """Stored values matching words of the question, (label, property, value), best first:
+    validate fixes literals with them, execute explains an empty result with them."""
     draft: str
     """The latest LLM reply (or reused Cypher) that should contain one statement."""
     cypher: str
@@ -63,6 +66,8 @@ class AgentState(TypedDict, total=False):
     """Loop bound: statements allowed for this question (from the config)."""
     answer: str
     """The final text for the user."""
+    ungrounded: bool
+    """The model's answer named a number or name the rows do not hold, so it was replaced."""
     outcome: Outcome
     """Set once the run has an answer (or an honest failure)."""
     error_kind: str | None

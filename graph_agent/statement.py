@@ -1,4 +1,4 @@
-"""Checks and small rewrites of one Cypher statement: schema names, directions, an added LIMIT."""
+"""Checks and small rewrites of one Cypher statement: schema names, directions, the row cap."""
 
 from __future__ import annotations
 
@@ -152,7 +152,117 @@ def needs_limit(cypher: str) -> bool:
     return True
 
 
+def _branches(tokens: list[Token]) -> list[tuple[int, int]]:
+    """(first, end) token ranges of the parts of a top-level UNION (one range without UNION)."""
+    ranges: list[tuple[int, int]] = []
+    depth = 0
+    start = 0
+    i = 0
+    while i < len(tokens):
+        tok = tokens[i]
+        if tok.is_punct("(", "[", "{"):
+            depth += 1
+        elif tok.is_punct(")", "]", "}"):
+            depth -= 1
+        elif depth == 0 and tok.is_keyword("UNION"):
+            ranges.append((start, i))
+            if i + 1 < len(tokens) and tokens[i + 1].is_keyword("ALL"):
+                i += 1
+            start = i + 1
+        i += 1
+    ranges.append((start, len(tokens)))
+    return ranges
+
+
+def _single_row(items: list[Token]) -> bool:
+    """True when every top-level item of a RETURN is one aggregate call (`count(x) AS n`)."""
+    item: list[Token] = []
+    groups: list[list[Token]] = []
+    depth = 0
+    for tok in items:
+        if tok.is_punct("(", "[", "{"):
+            depth += 1
+        elif tok.is_punct(")", "]", "}"):
+            depth -= 1
+        if depth == 0 and tok.is_punct(","):
+            groups.append(item)
+            item = []
+        else:
+            item.append(tok)
+    groups.append(item)
+    for group in groups:
+        if len(group) > 1 and group[0].is_keyword("DISTINCT"):
+            group = group[1:]
+        if len(group) < 3 or group[0].text.upper() not in AGGREGATES:
+            return False
+        if not group[1].is_punct("("):
+            return False
+        depth, close = 0, None
+        for k, tok in enumerate(group[1:], start=1):
+            depth += tok.is_punct("(", "[", "{") - tok.is_punct(")", "]", "}")
+            if depth == 0:
+                close = k
+                break
+        rest = group[close + 1 :] if close is not None else [group[0]]
+        if rest and not (len(rest) == 2 and rest[0].is_keyword("AS") and rest[1].is_name):
+            return False
+    return True
+
+
+def _cap_branch(
+    tokens: list[Token], first: int, end: int, limit: int
+) -> tuple[int, int, str] | None:
+    """The edit that caps one UNION part's final RETURN at `limit` rows, or None when it is."""
+    depth = 0
+    final_return = None
+    final_limit = None
+    for i in range(first, end):
+        tok = tokens[i]
+        if tok.is_punct("(", "[", "{"):
+            depth += 1
+        elif tok.is_punct(")", "]", "}"):
+            depth -= 1
+        elif depth == 0 and tok.is_keyword("RETURN"):
+            final_return, final_limit = i, None
+        elif depth == 0 and tok.is_keyword("LIMIT") and final_return is not None:
+            final_limit = i
+        elif depth == 0 and tok.is_keyword("WITH", "UNWIND", "MATCH", "CALL", "OPTIONAL"):
+            final_return = final_limit = None
+    if final_return is None or end <= first:
+        return None  # a standalone CALL: the adapters' row caps apply
+    last = tokens[end - 1]
+    if final_limit is None:
+        stop = next(
+            (i for i in range(final_return + 1, end) if tokens[i].is_keyword("ORDER", "SKIP")),
+            end,
+        )
+        if _single_row(tokens[final_return + 1 : stop]):
+            return None
+        return last.end, last.end, f"\nLIMIT {limit}"
+    written = tokens[final_limit + 1 : end]
+    literal = len(written) == 1 and written[0].kind == "number" and written[0].text.isdigit()
+    if literal and int(written[0].text) <= limit:
+        return None
+    # A larger literal, a parameter or an expression: the cap replaces it.
+    return tokens[final_limit].position, last.end, f"LIMIT {limit}"
+
+
 def with_limit(cypher: str, limit: int) -> str:
-    """The statement with `LIMIT limit` appended when `needs_limit`, else unchanged."""
+    """The statement with its outermost result capped at `limit` rows.
+
+    Every part of a top-level UNION gets `LIMIT limit` on its final RETURN (in Cypher each
+    part's LIMIT is its own); a LIMIT the statement already has stays when it is a literal
+    no larger than `limit` and is replaced otherwise. A RETURN of aggregates only (one row)
+    is left alone. Why always: a model's own `LIMIT 3000000`, or a UNION, used to switch
+    the cap off, and the engine then built millions of rows the adapter threw away.
+    """
     stripped = cypher.rstrip().rstrip(";").rstrip()
-    return f"{stripped}\nLIMIT {limit}" if needs_limit(stripped) else stripped
+    tokens = tokenize(stripped)
+    edits = [
+        edit
+        for first, end in _branches(tokens)
+        if (edit := _cap_branch(tokens, first, end, limit)) is not None
+    ]
+    for start, stop, text in sorted(edits, reverse=True):
+        stripped = stripped[:start] + text + stripped[stop:]
+    return stripped

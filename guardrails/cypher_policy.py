@@ -38,7 +38,8 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from fnmatch import fnmatchcase
 
-from guardrails.cypher_tokens import Token, referenced_names, tokenize
+from guardrails.cypher_cost import cost_problem
+from guardrails.cypher_tokens import KEYWORDS, Token, referenced_names, tokenize
 
 logger = logging.getLogger(__name__)
 
@@ -179,11 +180,60 @@ _CONFUSABLES = str.maketrans(
 _INVISIBLE = frozenset("\u115f\u1160\u3164\uffa0\u2800\u034f")
 
 
-def fold_word(word: str) -> str:
-    """How a word reads to a person: NFKC, look-alikes to Latin, invisibles dropped, upper-case."""
+def fold_name(word: str) -> str:
+    """How a word reads to a person, case kept: NFKC, look-alikes to Latin, invisibles dropped."""
     text = unicodedata.normalize("NFKC", word).translate(_CONFUSABLES)
-    text = "".join(ch for ch in text if unicodedata.category(ch) != "Cf" and ch not in _INVISIBLE)
-    return text.upper()
+    return "".join(ch for ch in text if unicodedata.category(ch) != "Cf" and ch not in _INVISIBLE)
+
+
+def fold_word(word: str) -> str:
+    """`fold_name`, upper-cased: what the keyword checks compare."""
+    return fold_name(word).upper()
+
+
+def _gap(text: str) -> str:
+    if any(ch in "\n\r\x0b\x0c\x85\u2028\u2029" for ch in text):
+        return "\n"
+    return " " if text else ""
+
+
+def canonical_cypher(cypher: str) -> str:
+    """The statement as the policy judges it and the engine runs it.
+
+    Comments become a space (as the engine reads them: `CRE/**/ATE` is two words), every run
+    of whitespace becomes one space or one line break (no exotic spaces or line separators),
+    a trailing `;` goes, and a bare word that spells a keyword through look-alikes or
+    invisible characters is written as that keyword. Other names keep their spelling: a
+    label in Cyrillic or Greek is a real name, not a disguise.
+    """
+    return _canonical(cypher, tokenize(cypher, include_comments=True))
+
+
+def _canonical(cypher: str, with_comments: list[Token]) -> str:
+    if any(t.kind == "error" for t in with_comments):
+        return cypher.strip()
+    end = len(with_comments)
+    while end and with_comments[end - 1].is_punct(";"):
+        end -= 1
+    tokens = with_comments[:end]
+    pieces: list[str] = []
+    pending = ""
+    last = 0
+    for tok in tokens:
+        gap = _gap(cypher[last : tok.position])
+        pending = "\n" if "\n" in (pending, gap) else pending or gap
+        last = tok.end
+        if tok.kind == "comment":
+            pending = pending or " "
+            continue
+        if pieces:
+            pieces.append(pending)
+        pending = ""
+        text = tok.text
+        if tok.is_word and not text.isascii() and fold_word(text) in KEYWORDS:
+            text = fold_name(text)
+        pieces.append(text)
+    return "".join(pieces)
 
 
 @dataclass(frozen=True)
@@ -231,9 +281,13 @@ class PolicyResult:
     """For a refusal, a sentence the correction prompt and the user can read."""
     category: str | None = None
     """empty, syntax, multi_statement, write_clause, admin, database_switch, unknown_clause,
-    procedure, load_csv, periodic, hidden_label."""
+    procedure, load_csv, periodic, hidden_label, restricted (a form a channel with
+    restrictions cannot check)."""
     details: dict[str, str] = field(default_factory=dict)
     """Extra facts for logs and tests, e.g. {"keyword": "MERGE"} or {"procedure": "apoc…"}."""
+    canonical: str | None = field(default=None, compare=False)
+    """For an allowed statement, `canonical_cypher` of it: the exact text that was judged and
+    that EXPLAIN and the engine must be given (category "cost" marks a huge literal read)."""
 
 
 _ALLOWED = PolicyResult(allowed=True)
@@ -453,7 +507,8 @@ def _check_call(tokens: list[Token], i: int, policy: CypherPolicy) -> None:
     if policy.has_hidden_names and _matches(name, _SCHEMA_PROCEDURES):
         raise _Refusal(
             "hidden_label",
-            f"the procedure {name} would show schema this channel may not see",
+            f"the procedure {name} would show schema this channel may not see; match the "
+            "labels you need and return properties by name instead",
             procedure=name,
         )
 
@@ -493,11 +548,14 @@ def _check_hidden(cypher: str, tokens: list[Token], policy: CypherPolicy) -> Non
             if function in reveals:
                 raise _Refusal(
                     "hidden_label",
-                    f"{function}() could show names this channel may not see",
+                    f"{function}() could show names this channel may not see; return "
+                    "properties by name instead, e.g. n.name",
                 )
         if tok.is_punct(".") and nxt is not None and nxt.is_punct("*") and hidden_props:
             raise _Refusal(
-                "hidden_label", "a .* projection could show properties this channel may not see"
+                "hidden_label",
+                "a .* projection could show properties this channel may not see; list the "
+                "properties by name, e.g. n {.name}",
             )
         if tok.is_punct(":") and nxt is not None and nxt.is_punct("$"):
             raise _Refusal(
@@ -517,8 +575,488 @@ def _check_hidden(cypher: str, tokens: list[Token], policy: CypherPolicy) -> Non
         ):
             raise _Refusal(
                 "hidden_label",
-                "dynamic property access is not allowed in a channel with restrictions",
+                "dynamic property access is not allowed in a channel with restrictions; read "
+                "properties by name, e.g. n.name",
             )
+
+
+# --- restricted channels: refuse what the redaction of values could not check -------------
+
+RESTRICTED_PROCEDURES: frozenset[str] = frozenset(
+    {"db.idx.fulltext.queryNodes", "db.index.fulltext.queryNodes"}
+)
+"""The only procedures a channel with restrictions may CALL, each argument a literal."""
+RESTRICTION_CATEGORIES = frozenset({"hidden_label", "restricted"})
+"""Refusal categories that come from a channel's restrictions, not from the read-only rules."""
+
+_BY_NAME = "return properties by name instead, e.g. n.name or count(n)"
+# Functions that hand back a whole entity, all its keys, or its neighbours as entities.
+_WHOLE_ENTITY_FUNCTIONS = frozenset(
+    {"properties", "keys", "tojson", "nodes", "relationships", "startnode", "endnode"}
+)
+# Functions of an entity that return only a number or a boolean.
+_SCALAR_FUNCTIONS = frozenset({"count", "id", "elementid", "length", "exists"})
+_PATTERN_OPENERS = frozenset({"MATCH", "WHERE", "AND", "OR", "XOR", "NOT", "MERGE", "CREATE"})
+_PATTERN_OPEN_PUNCT = (",", "-", ">", "<", "=", "(", "[", "{", "|")
+_LABEL_CONTEXT = frozenset({"WHERE", "AND", "OR", "XOR", "WHEN"})
+_PATH_FUNCTIONS = frozenset({"shortestpath", "allshortestpaths"})
+_YIELD_ENTITIES = frozenset({"node", "relationship", "path", "nodes", "relationships"})
+_PROJECTION_ENDS = frozenset(
+    {
+        "MATCH",
+        "OPTIONAL",
+        "WHERE",
+        "ORDER",
+        "UNWIND",
+        "WITH",
+        "RETURN",
+        "CALL",
+        "LIMIT",
+        "SKIP",
+        "UNION",
+    }
+)
+_CLAUSE_STARTS = _PROJECTION_ENDS | {"YIELD"}
+_SUBQUERY_WORDS = ("CALL", "EXISTS", "COUNT", "COLLECT")
+
+
+def _restricted(reason: str, **details: str) -> _Refusal:
+    return _Refusal("restricted", reason, **details)
+
+
+def _opens_node(tokens: list[Token], i: int) -> bool:
+    """True when the "(" at i opens a node pattern rather than a call or a parenthesis."""
+    prev = tokens[i - 1] if i else None
+    if prev is None:
+        return True
+    if prev.is_punct(*_PATTERN_OPEN_PUNCT):
+        return True
+    return prev.is_word and fold_word(prev.text) in _PATTERN_OPENERS
+
+
+def _positive_label_after(tokens: list[Token], colon: int) -> bool:
+    """A label expression that names at least one label and negates or wildcards nothing."""
+    j = colon + 1
+    named = False
+    while j < len(tokens):
+        tok = tokens[j]
+        if tok.is_name:
+            named = True
+        elif tok.is_punct("!", "%") or tok.kind == "parameter" or tok.is_punct("$"):
+            return False
+        elif not tok.is_punct("|", "&", ":"):
+            break
+        j += 1
+    return named
+
+
+@dataclass
+class _Entities:
+    """Variables bound to nodes, relationships or paths, and the node variables given a label."""
+
+    variables: set[str] = field(default_factory=set)
+    nodes: set[str] = field(default_factory=set)
+    labelled: set[str] = field(default_factory=set)
+
+
+def _entity_variables(tokens: list[Token], layout: _Layout) -> _Entities:
+    found = _Entities()
+    for i, tok in enumerate(tokens):
+        nxt = tokens[i + 1] if i + 1 < len(tokens) else None
+        after = tokens[i + 2] if i + 2 < len(tokens) else None
+        prev = tokens[i - 1] if i else None
+        if tok.is_punct("(") and _opens_node(tokens, i) and nxt is not None and nxt.is_name:
+            if after is not None and after.is_punct(":", ")", "{"):
+                found.variables.add(nxt.name)
+                found.nodes.add(nxt.name)
+        elif (
+            tok.is_punct("[")
+            and prev is not None
+            and prev.is_punct("-")
+            and nxt is not None
+            and nxt.is_name
+            and after is not None
+            and after.is_punct(":", "]", "*", "{")
+        ):
+            found.variables.add(nxt.name)
+        elif tok.is_name and nxt is not None and nxt.is_punct("=") and after is not None:
+            opens_path = after.is_punct("(") or (
+                after.is_word and after.text.lower() in _PATH_FUNCTIONS
+            )
+            if opens_path and (prev is None or prev.is_punct(",") or prev.is_keyword("MATCH")):
+                found.variables.add(tok.name)
+        elif tok.is_keyword("YIELD"):
+            _yielded_entities(tokens, i + 1, found)
+        if (
+            tok.is_name
+            and nxt is not None
+            and nxt.is_punct(":")
+            and prev is not None
+            and (prev.is_punct("(") or (prev.is_word and fold_word(prev.text) in _LABEL_CONTEXT))
+            and _positive_label_after(tokens, i + 1)
+        ):
+            found.labelled.add(tok.name)
+    for _ in range(2):  # aliases of aliases: WITH n AS m WITH m AS k
+        _alias_entities(tokens, found, layout)
+    return found
+
+
+def _yielded_entities(tokens: list[Token], start: int, found: _Entities) -> None:
+    j = start
+    while j < len(tokens) and tokens[j].is_name:
+        name = tokens[j].name
+        alias = name
+        if j + 2 < len(tokens) and tokens[j + 1].is_keyword("AS") and tokens[j + 2].is_name:
+            alias = tokens[j + 2].name
+            j += 2
+        if name.lower() in _YIELD_ENTITIES:
+            # The procedure's literal first argument names the label (checked in the call).
+            found.variables.add(alias)
+            found.nodes.add(alias)
+            found.labelled.add(alias)
+        j += 1
+        if not (j < len(tokens) and tokens[j].is_punct(",")):
+            break
+        j += 1
+
+
+def _alias_entities(tokens: list[Token], found: _Entities, layout: _Layout) -> None:
+    for i, tok in enumerate(tokens):
+        if not tok.is_keyword("AS") or i + 1 >= len(tokens) or not tokens[i + 1].is_name:
+            continue
+        start = _expression_start(tokens, i)
+        expression = tokens[start:i]
+        bare = [
+            tokens[k].name
+            for k in range(start, i)
+            if tokens[k].is_name
+            and tokens[k].name in found.variables
+            and not _use_is_checkable(tokens, k, layout, carried=False)
+        ]
+        if not bare:
+            continue
+        alias = tokens[i + 1].name
+        found.variables.add(alias)
+        if len(expression) == 1 and bare[0] in found.nodes:
+            found.nodes.add(alias)
+            if bare[0] in found.labelled:
+                found.labelled.add(alias)
+
+
+def _expression_start(tokens: list[Token], as_index: int) -> int:
+    """Index of the first token of the projection item that ends at the AS at as_index."""
+    depth = 0
+    j = as_index - 1
+    while j >= 0:
+        tok = tokens[j]
+        if tok.is_punct(")", "]", "}"):
+            depth += 1
+        elif tok.is_punct("(", "[", "{"):
+            if depth == 0:
+                return j + 1
+            depth -= 1
+        elif depth == 0 and (
+            tok.is_punct(",")
+            or (tok.is_word and fold_word(tok.text) in _CLAUSE_STARTS | {"DISTINCT"})
+        ):
+            return j + 1
+        j -= 1
+    return 0
+
+
+@dataclass
+class _Layout:
+    """Per token: the clause it belongs to at its own bracket depth, and whether the innermost
+    bracket around it is a map literal. One pass, so the checks stay linear in the statement."""
+
+    clause: list[str]
+    in_map: list[bool]
+
+
+def _layout(tokens: list[Token]) -> _Layout:
+    clauses: list[str] = [""]
+    maps: list[bool] = [False]
+    layout = _Layout([], [])
+    for j, tok in enumerate(tokens):
+        layout.clause.append(clauses[-1])
+        layout.in_map.append(maps[-1])
+        if tok.is_punct("(", "[", "{"):
+            before = tokens[j - 1] if j else None
+            subquery = before is not None and (
+                before.is_punct(")") or before.is_keyword(*_SUBQUERY_WORDS)
+            )
+            clauses.append("")
+            maps.append(tok.is_punct("{") and not subquery)
+        elif tok.is_punct(")", "]", "}") and len(clauses) > 1:
+            clauses.pop()
+            maps.pop()
+        elif tok.is_word:
+            word = fold_word(tok.text)
+            if word in _CLAUSE_STARTS:
+                clauses[-1] = word
+    return layout
+
+
+def _use_is_checkable(
+    tokens: list[Token], i: int, layout: _Layout, *, carried: bool = True
+) -> bool:
+    """True when the entity variable at i is used in a way that shows no whole entity.
+
+    With `carried`, a whole item of a WITH (`WITH n, m`) counts too: the variable goes on
+    unchanged, and what is done with it later is checked where that happens."""
+    prev = tokens[i - 1] if i else None
+    nxt = tokens[i + 1] if i + 1 < len(tokens) else None
+    if prev is not None and (
+        prev.is_punct(".", "::") or (prev.is_punct(":") and not layout.in_map[i])
+    ):
+        return True  # a property or label that happens to share the variable's name
+    if prev is not None and prev.is_keyword("AS"):
+        return True  # the alias being defined; its own uses are checked
+    if layout.clause[i] == "YIELD":
+        return True  # a procedure's output being named; its uses are checked
+    if nxt is not None and nxt.is_punct(".", ":", "{", "=", "<>"):
+        return True  # n.name, n:Label, n {.name}, n = m, p = (…) definitions
+    if nxt is not None and nxt.is_keyword("IS"):
+        return True
+    if prev is not None and prev.is_punct("=", "<>"):
+        return True
+    if prev is not None and prev.is_punct("(") and _opens_node(tokens, i - 1):
+        return True
+    if prev is not None and prev.is_punct("[") and i >= 2 and tokens[i - 2].is_punct("-"):
+        return True
+    call = i - 2 if prev is not None and prev.is_keyword("DISTINCT") else i - 1
+    if (
+        call >= 1
+        and tokens[call].is_punct("(")
+        and tokens[call - 1].is_word
+        and tokens[call - 1].text.lower() in _SCALAR_FUNCTIONS
+        and nxt is not None
+        and nxt.is_punct(")")
+    ):
+        return True
+    if carried and layout.clause[i] == "WITH" and prev is not None:
+        whole_item = prev.is_punct(",") or prev.is_keyword("WITH", "DISTINCT")
+        if nxt is None or nxt.is_punct(",") or nxt.is_keyword("AS"):
+            return whole_item
+        return whole_item and nxt.is_word and fold_word(nxt.text) in _PROJECTION_ENDS
+    return False
+
+
+def _check_restricted(tokens: list[Token], policy: CypherPolicy) -> None:
+    """In a channel with restrictions, refuse every form whose values could not be checked.
+
+    The redaction of the rows removes hidden entities and keys it can recognise; what it
+    cannot recognise (a hidden node's property returned as a plain value, a name computed at
+    run time) must never be asked for. Each reason says what to write instead.
+    """
+    if not policy.has_hidden_names:
+        return
+    layout = _layout(tokens)
+    entities = _entity_variables(tokens, layout)
+    for i, tok in enumerate(tokens):
+        prev = tokens[i - 1] if i else None
+        nxt = tokens[i + 1] if i + 1 < len(tokens) else None
+        if tok.is_word and nxt is not None and nxt.is_punct("("):
+            function = tok.text.lower()
+            if function in _WHOLE_ENTITY_FUNCTIONS:
+                raise _restricted(
+                    f"{tok.text}() shows whole entities or all their keys, which this channel "
+                    f"cannot check; {_BY_NAME}",
+                    function=function,
+                )
+        if tok.is_word and tok.text.lower() == "apoc" and nxt is not None and nxt.is_punct("."):
+            raise _restricted(
+                f"APOC functions and procedures are not available in this channel; {_BY_NAME}"
+            )
+        if tok.is_keyword("CALL") and nxt is not None and nxt.is_name:
+            _check_restricted_call(tokens, i + 1)
+        if tok.is_keyword("NOT"):
+            j = i + 1
+            while j < len(tokens) and tokens[j].is_punct("("):
+                j += 1
+            if j + 1 < len(tokens) and tokens[j].is_name and tokens[j + 1].is_punct(":"):
+                raise _restricted(
+                    "label negation (NOT n:Label) can reach labels this channel may not see; "
+                    "match the label you want, e.g. (n:Label)"
+                )
+        if tok.is_punct("!") or (
+            tok.is_punct("%") and prev is not None and prev.is_punct(":", "|", "&")
+        ):
+            raise _restricted(
+                "negated or wildcard labels and types can reach what this channel may not see; "
+                "name the labels and types you want"
+            )
+        if (
+            tok.is_punct(":", "|", "&")
+            and nxt is not None
+            and (nxt.kind == "parameter" or nxt.is_punct("$"))
+        ):
+            raise _restricted(
+                "labels and types built from parameters are not allowed in this channel; "
+                "write the label, e.g. (n:Label)"
+            )
+        if tok.is_punct(".") and nxt is not None and nxt.is_punct("*"):
+            raise _restricted(f"a .* projection returns every property; {_BY_NAME}")
+        if tok.is_punct("*") and prev is not None and prev.is_keyword("RETURN", "DISTINCT"):
+            raise _restricted(f"RETURN * returns whole entities; {_BY_NAME}")
+        if (
+            tok.is_punct("[")
+            and prev is not None
+            and (
+                prev.kind in ("identifier", "quoted_identifier", "parameter")
+                or prev.is_punct(")", "]", "}")
+            )
+            and not _literal_subscript(tokens, i)
+        ):
+            raise _restricted(
+                "a computed key or index (x[…]) is not allowed in this channel; read properties "
+                "by name, e.g. n.name, and index lists with a number, e.g. list[0]"
+            )
+        if (
+            tok.is_name
+            and tok.name in entities.variables
+            and not (nxt is not None and nxt.is_punct("["))  # refused as a computed key above
+            and not _use_is_checkable(tokens, i, layout)
+        ):
+            raise _restricted(
+                f"{tok.name} is a whole node, relationship or path here, which this channel "
+                f"cannot check; return properties by name instead, e.g. {tok.name}.name or "
+                f"count({tok.name})",
+                variable=tok.name,
+            )
+        if (
+            policy.hidden_labels
+            and tok.is_name
+            and tok.name in entities.nodes
+            and tok.name not in entities.labelled
+            and nxt is not None
+            and nxt.is_punct(".", "{")
+            and not (prev is not None and prev.is_punct(".", ":"))
+        ):
+            raise _restricted(
+                f"{tok.name} has no label, so it could be a node this channel may not see; "
+                f"give it one, e.g. ({tok.name}:Label)",
+                variable=tok.name,
+            )
+    _check_untyped_relationships(tokens, policy, entities)
+
+
+def _literal_subscript(tokens: list[Token], open_idx: int) -> bool:
+    """`[0]`, `[-1]`, `[1..3]`, `[..2]`: numbers only, up to the matching "]"."""
+    j = open_idx + 1
+    while j < len(tokens) and not tokens[j].is_punct("]"):
+        if not (tokens[j].kind == "number" or tokens[j].is_punct("-", "..")):
+            return False
+        j += 1
+    return j < len(tokens) and j > open_idx + 1
+
+
+def _check_restricted_call(tokens: list[Token], start: int) -> None:
+    name, after = _procedure_name(tokens, start)
+    if not _matches(name, RESTRICTED_PROCEDURES):
+        raise _restricted(
+            f"the procedure {name} is not available in this channel; match and return "
+            "properties by name instead",
+            procedure=name,
+        )
+    if after >= len(tokens) or not tokens[after].is_punct("("):
+        raise _restricted(
+            f"call {name} with its arguments written out, e.g. {name}('Label', 'text')"
+        )
+    j = after + 1
+    while j < len(tokens) and not tokens[j].is_punct(")"):
+        tok = tokens[j]
+        if tok.kind not in ("string", "number") and not tok.is_punct(","):
+            raise _restricted(
+                f"the arguments of {name} must be written out as plain text or numbers in this "
+                f"channel (no parameters, variables or joined pieces), e.g. {name}('Label', 'text')",
+                procedure=name,
+            )
+        j += 1
+
+
+def _node_label_state(tokens: list[Token], open_idx: int, entities: _Entities) -> bool:
+    """True when the node pattern opening at open_idx has (or its variable has) a label."""
+    j = open_idx + 1
+    if j < len(tokens) and tokens[j].is_name:
+        if tokens[j].name in entities.labelled:
+            return True
+        j += 1
+    return j < len(tokens) and tokens[j].is_punct(":") and _positive_label_after(tokens, j)
+
+
+def _check_untyped_relationships(
+    tokens: list[Token], policy: CypherPolicy, entities: _Entities
+) -> None:
+    for i, tok in enumerate(tokens):
+        if not tok.is_punct("-") or i == 0:
+            continue
+        left = i - 1
+        if tokens[left].is_punct("<"):
+            left -= 1
+        if left < 0 or not tokens[left].is_punct(")"):
+            continue
+        nxt = tokens[i + 1] if i + 1 < len(tokens) else None
+        if nxt is None:
+            continue
+        if nxt.is_punct("["):
+            k = i + 2
+            if k < len(tokens) and tokens[k].is_name:
+                k += 1
+            typed = k < len(tokens) and tokens[k].is_punct(":")
+            close = _closing(tokens, i + 1, "[", "]")
+            right = close + 2 if close is not None else None
+        elif nxt.is_punct("-"):
+            typed = False
+            right = i + 2
+        else:
+            continue
+        if right is not None and right < len(tokens) and tokens[right].is_punct(">"):
+            right += 1
+        if typed:
+            continue
+        if policy.hidden_rel_types:
+            raise _restricted(
+                "a relationship without a type could be one this channel may not see; give it "
+                "its type, e.g. (a)-[:TYPE]->(b)"
+            )
+        open_left = _opening(tokens, left)
+        left_labelled = open_left is not None and _node_label_state(tokens, open_left, entities)
+        right_labelled = (
+            right is not None
+            and right < len(tokens)
+            and tokens[right].is_punct("(")
+            and _node_label_state(tokens, right, entities)
+        )
+        if policy.hidden_labels and not (left_labelled and right_labelled):
+            raise _restricted(
+                "a relationship without a type between nodes without labels could reach what "
+                "this channel may not see; give it its type, e.g. (a:Label)-[:TYPE]->(b:Label)"
+            )
+
+
+def _closing(tokens: list[Token], open_idx: int, opener: str, closer: str) -> int | None:
+    depth = 0
+    for j in range(open_idx, len(tokens)):
+        if tokens[j].is_punct(opener):
+            depth += 1
+        elif tokens[j].is_punct(closer):
+            depth -= 1
+            if depth == 0:
+                return j
+    return None
+
+
+def _opening(tokens: list[Token], close_idx: int) -> int | None:
+    depth = 0
+    for j in range(close_idx, -1, -1):
+        if tokens[j].is_punct(")"):
+            depth += 1
+        elif tokens[j].is_punct("("):
+            depth -= 1
+            if depth == 0:
+                return j
+    return None
 
 
 def _glued_without_comments(cypher: str, tokens: list[Token]) -> str:
@@ -549,6 +1087,9 @@ def _check_variant(cypher: str, policy: CypherPolicy) -> None:
     _check_start(statement, policy)
     _check_words(statement, policy)
     _check_hidden(cypher, statement, policy)
+    _check_restricted(statement, policy)
+    if (problem := cost_problem(statement)) is not None:
+        raise _Refusal("cost", problem)
 
 
 def check_cypher(cypher: str, policy: CypherPolicy | None = None) -> PolicyResult:
@@ -565,7 +1106,11 @@ def check_cypher(cypher: str, policy: CypherPolicy | None = None) -> PolicyResul
         _check_variant(cypher, policy)
         if any(t.kind == "comment" for t in with_comments):
             _check_variant(_glued_without_comments(cypher, with_comments), policy)
+        canonical = _canonical(cypher, with_comments)
+        if canonical != cypher:
+            # The text the engine will get is judged too, so nothing differs between the two.
+            _check_variant(canonical, policy)
     except _Refusal as refusal:
         logger.debug("cypher refused (%s): %s", refusal.result.category, refusal.result.reason)
         return refusal.result
-    return _ALLOWED
+    return PolicyResult(allowed=True, canonical=canonical)

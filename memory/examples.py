@@ -99,13 +99,36 @@ def _example(row: dict[str, Any], fingerprint: str | None = None, score: float =
         score=score,
         created_at=clock.from_text(row["created_at"]),
         retired_reason=row["retired_reason"],
+        shape=row.get("shape"),
     )
 
 
 _COLUMNS = (
     "e.id, e.question, e.cypher, e.source, e.status, e.up_votes, e.down_votes, "
-    "e.schema_fingerprint, e.taught_by, e.times_used, e.created_at, e.retired_reason"
+    "e.schema_fingerprint, e.taught_by, e.times_used, e.created_at, e.retired_reason, e.shape"
 )
+# A schema-generated example yields to a taught one of equal similarity: people vouched for
+# the taught one, a generator for the other.
+SCHEMA_WEIGHT = 0.95
+
+
+def _weighted(source: str, score: float) -> float:
+    if source != "schema":
+        return score
+    return score * SCHEMA_WEIGHT if score > 0 else score / SCHEMA_WEIGHT - 1e-9
+
+
+@dataclass(frozen=True)
+class SchemaRefresh:
+    """What `replace_schema_examples` did."""
+
+    added: int = 0
+    kept: int = 0
+    """Already stored for this fingerprint (or re-activated)."""
+    retired: int = 0
+    """Schema examples of another fingerprint or no longer generated."""
+    skipped: int = 0
+    """Over the cap of their shape, or already taught under another source."""
 
 
 def _unit(vector: Sequence[float]) -> array[float]:
@@ -171,6 +194,7 @@ class SqliteExampleStore:
                 log.warning("embedding retrieval failed; using lexical retrieval", exc_info=True)
         if ranked is None:
             ranked = self._lexical(question, statuses, k * 4 + 8)
+        ranked = sorted(ranked, key=lambda item: -_weighted(item[0]["source"], item[1]))
         chosen: list[Example] = []
         chosen_words: list[frozenset[str]] = []
         chosen_cypher: set[str] = set()
@@ -299,7 +323,8 @@ class SqliteExampleStore:
 
     def exact(self, question: str) -> Example | None:
         """An active, trusted example (≥ 2 up-votes, or admin/seed) with the same normalised
-        question; never a merely similar one."""
+        question; never a merely similar one, never a schema-generated one (a 👍 turns those
+        into taught examples first)."""
         normalised = normalise_question(question)
         if not normalised:
             return None
@@ -307,7 +332,8 @@ class SqliteExampleStore:
             lambda db: rows(
                 db,
                 f"SELECT {_COLUMNS} FROM examples e WHERE e.normalised = ? "
-                "AND e.status = 'active' AND (e.up_votes >= 2 OR e.source IN ('admin', 'seed')) "
+                "AND e.status = 'active' AND e.source <> 'schema' "
+                "AND (e.up_votes >= 2 OR e.source IN ('admin', 'seed')) "
                 "ORDER BY e.source = 'admin' DESC, e.up_votes - e.down_votes DESC, e.id DESC "
                 "LIMIT 1",
                 [normalised],
@@ -483,6 +509,13 @@ class SqliteExampleStore:
             else:
                 example_id = int(existing["id"])
                 status = "voted" if _vote(db, example_id, user, 1, turn_id, now) else "already"
+                if existing["source"] == "schema":
+                    # A person vouched for it: it is taught now, and survives regeneration.
+                    db.execute(
+                        "UPDATE examples SET source = 'thumbs_up', taught_by = ?, updated_at = ? "
+                        "WHERE id = ?",
+                        [user, now, example_id],
+                    )
                 if existing["status"] == "candidate" or existing["retired_reason"] == "untaught":
                     db.execute(
                         "UPDATE examples SET status = 'active', retired_reason = NULL, "
@@ -574,6 +607,92 @@ class SqliteExampleStore:
 
         return self._conns.write(apply)
 
+    # --- schema-generated examples ------------------------------------------------------
+
+    def has_schema_examples(self, schema_fingerprint: str) -> bool:
+        """True when examples were generated for this schema fingerprint (in any status)."""
+        found = self._conns.read(
+            lambda db: rows(
+                db,
+                "SELECT 1 AS x FROM examples WHERE source = 'schema' AND schema_fingerprint = ? "
+                "LIMIT 1",
+                [schema_fingerprint],
+            )
+        )
+        return bool(found)
+
+    def replace_schema_examples(
+        self,
+        examples: Iterable[tuple[str, str, str]],
+        schema_fingerprint: str,
+        *,
+        cap_per_shape: int,
+    ) -> SchemaRefresh:
+        """Make (question, Cypher, shape) triples the schema examples of `schema_fingerprint`.
+
+        At most `cap_per_shape` per shape, first come first kept; schema examples of other
+        fingerprints, and of this one that were not generated again, are retired (reason
+        `schema`). Pairs already taught under another source are left to that source.
+        """
+        items = list(examples)
+
+        def apply(db: Database) -> SchemaRefresh:
+            now = clock.to_text(clock.now())
+            per_shape: dict[str, int] = {}
+            wanted: set[int] = set()
+            added = kept = skipped = 0
+            for question, cypher, shape in items:
+                if per_shape.get(shape, 0) >= cap_per_shape:
+                    skipped += 1
+                    continue
+                existing = _find(db, question, cypher)
+                if existing is not None and existing["source"] != "schema":
+                    skipped += 1
+                    continue
+                per_shape[shape] = per_shape.get(shape, 0) + 1
+                if existing is None:
+                    example_id = _insert(
+                        db, question, cypher, "schema", "active", None, schema_fingerprint
+                    )
+                    added += 1
+                else:
+                    example_id = int(existing["id"])
+                    kept += 1
+                    if existing["retired_reason"] != "votes":  # a 👎 outlives regeneration
+                        db.execute(
+                            "UPDATE examples SET status = 'active', retired_reason = NULL, "
+                            "schema_fingerprint = ?, updated_at = ? WHERE id = ?",
+                            [schema_fingerprint, now, example_id],
+                        )
+                db.execute("UPDATE examples SET shape = ? WHERE id = ?", [shape, example_id])
+                wanted.add(example_id)
+            stale = [
+                r["id"]
+                for r in rows(
+                    db,
+                    "SELECT id FROM examples WHERE source = 'schema' AND status <> 'retired'",
+                    [],
+                )
+                if r["id"] not in wanted
+            ]
+            db.conn.executemany(
+                "UPDATE examples SET status = 'retired', retired_reason = 'schema', "
+                "updated_at = ? WHERE id = ?",
+                [(now, i) for i in stale],
+            )
+            return SchemaRefresh(added, kept, len(stale), skipped)
+
+        result = self._conns.write(apply)
+        log.info(
+            "schema examples for %s: %d added, %d kept, %d retired, %d skipped",
+            schema_fingerprint,
+            result.added,
+            result.kept,
+            result.retired,
+            result.skipped,
+        )
+        return result
+
     # --- seeds -------------------------------------------------------------------------
 
     def import_file(
@@ -645,7 +764,7 @@ def _find(db: Database, question: str, cypher: str) -> dict[str, Any] | None:
         r
         for r in rows(
             db,
-            "SELECT id, cypher, status, retired_reason FROM examples WHERE normalised = ? "
+            "SELECT id, cypher, status, retired_reason, source FROM examples WHERE normalised = ? "
             "ORDER BY status = 'retired', id",
             [normalise_question(question)],
         )

@@ -126,4 +126,20 @@ def m003_turn_details_teachers_vectors(db: Database) -> None:
     )
 
 
-KNOWN_MIGRATIONS = ("m001_core", "m002_examples_fts", "m003_turn_details_teachers_vectors")
+@migrations(name="m004_schema_examples")
+def m004_schema_examples(db: Database) -> None:
+    """Examples generated from the graph's schema: the shape each teaches, found by fingerprint."""
+    db.executescript(
+        """
+        ALTER TABLE examples ADD COLUMN shape TEXT;
+        CREATE INDEX examples_source_fingerprint ON examples (source, schema_fingerprint);
+        """
+    )
+
+
+KNOWN_MIGRATIONS = (
+    "m001_core",
+    "m002_examples_fts",
+    "m003_turn_details_teachers_vectors",
+    "m004_schema_examples",
+)

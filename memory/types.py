@@ -7,7 +7,8 @@ from datetime import datetime
 from typing import Literal, Protocol
 
 Outcome = Literal["answered", "no_data", "out_of_scope", "needs_clarification", "failed"]
-ExampleSource = Literal["seed", "thumbs_up", "self_healed", "admin"]
+ExampleSource = Literal["seed", "thumbs_up", "self_healed", "admin", "schema"]
+"""`schema`: generated from the graph's own schema (few-shot only, never reused verbatim)."""
 ExampleStatus = Literal["active", "candidate", "retired"]
 
 
@@ -59,7 +60,9 @@ class Example:
     """Retrieval score of the last `similar()` call (higher is closer); 0 elsewhere."""
     created_at: datetime | None = None
     retired_reason: str | None = None
-    """`admin`, `votes` or `untaught` when retired."""
+    """`admin`, `votes`, `untaught` or `schema` (the schema changed) when retired."""
+    shape: str | None = None
+    """The question shape a `schema` example teaches (one_hop, top_count…); None for others."""
 
 
 class ExampleStore(Protocol):

@@ -5,6 +5,7 @@ from __future__ import annotations
 import dataclasses
 import getpass
 import json
+import logging
 import uuid
 from collections.abc import Iterator
 from contextlib import ExitStack, contextmanager
@@ -22,6 +23,7 @@ if TYPE_CHECKING:  # the agent stack is imported when a command runs, not at CLI
     from graph_agent.result import AgentResult, ProgressEvent
     from memory import Memory
 
+logger = logging.getLogger(__name__)
 console = Console()
 err_console = Console(stderr=True)
 ROWS_SHOWN = 15
@@ -46,7 +48,7 @@ class Session:
 def open_agent(no_memory: bool) -> Iterator[Session]:
     """An agent from Settings with the memory database's examples (or none), closed after."""
     from bot.cli import settings
-    from bot.wiring import build_agent, build_db, open_memory_for
+    from bot.wiring import build_agent, build_db, open_memory_for, refresh_schema_examples
     from graph_agent.examples import InMemoryExampleStore
 
     s = settings()
@@ -65,6 +67,12 @@ def open_agent(no_memory: bool) -> Iterator[Session]:
         if mem is not None:
             # Examples verified on another schema are re-checked before use.
             mem.examples.schema_fingerprint = agent.schema_fingerprint
+            # As the bot does at start-up: a graph seen for the first time gets its day-one
+            # examples (once per schema; here in the foreground, the command needs them now).
+            try:
+                refresh_schema_examples(s, mem, agent)
+            except Exception:  # examples are a bonus; the question is answered without them
+                logger.warning("could not generate schema examples", exc_info=True)
         yield Session(agent, mem)
 
 

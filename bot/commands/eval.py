@@ -5,14 +5,16 @@ from __future__ import annotations
 import asyncio
 import json
 import logging
-from contextlib import ExitStack
+import sqlite3
+import tempfile
+from collections.abc import Iterator
+from contextlib import ExitStack, contextmanager
 from enum import StrEnum
 from importlib import resources
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
-import yaml
 from rich.console import Console
 from rich.progress import (
     BarColumn,
@@ -27,8 +29,9 @@ from rich.table import Table
 
 if TYPE_CHECKING:  # the agent stack is imported when the command runs, not at CLI start
     from bot.settings import Settings
+    from graph_agent.agent import Agent
     from graph_agent.graphdb import GraphDB
-    from memory.types import ExampleStore
+    from memory import Memory
 
 logger = logging.getLogger(__name__)
 console = Console()
@@ -57,40 +60,91 @@ def _secs(ms: float | None) -> str:
     return "-" if ms is None else f"{ms / 1000:.2f} s"
 
 
-def example_store(settings: Settings, db: GraphDB, use: bool) -> tuple[ExampleStore, str]:
-    """The examples the agent may use, copied so the evaluation never writes to memory.
+def copy_database(source: Path, target: Path) -> None:
+    """A consistent copy of a SQLite database (committed WAL content included), read-only on
+    the source, through SQLite's online backup."""
+    src = sqlite3.connect(f"file:{source}?mode=ro", uri=True)
+    try:
+        dst = sqlite3.connect(target)
+        try:
+            src.backup(dst)
+        finally:
+            dst.close()
+    finally:
+        src.close()
 
-    On: the memory database's active examples; when it has none and the graph is the demo,
-    the demo's seed examples. Off: none.
+
+@contextmanager
+def eval_memory(settings: Settings, use: bool) -> Iterator[Memory]:
+    """The production memory stack on a temporary copy of the memory database, so examples
+    are retrieved exactly as the bot retrieves them (SqliteExampleStore: BM25 or embeddings,
+    near-duplicate filter, normalisation) and the evaluation never writes to memory.
+
+    With `use` off, or without a memory database yet, the copy starts empty.
     """
-    from graph_agent.examples import InMemoryExampleStore
+    from bot.wiring import build_embedder
+    from memory import open_memory
 
-    store = InMemoryExampleStore()
+    with tempfile.TemporaryDirectory(prefix="cypherbot-eval-") as tmp:
+        copy = Path(tmp) / settings.memory_path.name
+        if use and settings.memory_path.exists():
+            copy_database(settings.memory_path, copy)
+        memory = open_memory(
+            copy,
+            embedder=build_embedder(settings) if use else None,
+            embedder_name=settings.embeddings_model or "default",
+            include_candidates=settings.use_candidates,
+        )
+        try:
+            yield memory
+        finally:
+            memory.close()
+
+
+def prepare_examples(
+    settings: Settings, memory: Memory, db: GraphDB, fingerprint: str, use: bool
+) -> str:
+    """Say which examples the run uses; add the demo's seed examples to the copy when the
+    memory has no active examples and the graph is the demo (as the playground does)."""
     if not use:
-        return store, "none (--examples off)"
-    if settings.memory_path.exists():
-        from memory import open_memory
-
-        with open_memory(settings.memory_path) as mem:
-            active = mem.examples.list(status="active", limit=1_000_000)
-        for example in reversed(active):  # list() is newest first; keep the taught order
-            store.add(example.question, example.cypher, source=example.source)
-        if active:
-            return store, f"{len(active)} active examples from {settings.memory_path}"
+        return "none (--examples off)"
+    active = len(memory.examples.list(status="active", limit=1_000_000))
+    if active:
+        return f"{active} active examples from a copy of {settings.memory_path}"
     from graph_agent.demo import is_loaded
 
-    if is_loaded(db):
-        text = resources.files("graph_agent.demo").joinpath("seed_examples.yaml").read_text()
-        seeds = yaml.safe_load(text) or []
-        for seed in seeds:
-            store.add(seed["question"], seed["cypher"], source="seed")
-        return store, f"{len(seeds)} demo seed examples"
-    return store, "none (the memory database has no active examples)"
+    if not is_loaded(db):
+        return "none (the memory database has no active examples)"
+
+    def validate(cypher: str) -> str | None:
+        verdict = db.validate(cypher)
+        if verdict.ok and verdict.read_only is not False:
+            return None
+        return verdict.error or "not a read-only query"
+
+    seeds = Path(str(resources.files("graph_agent.demo").joinpath("seed_examples.yaml")))
+    report = memory.examples.import_file(seeds, validate, schema_fingerprint=fingerprint)
+    for invalid in report.invalid:
+        logger.warning("seed example %d not imported: %s", invalid.index, invalid.error)
+    return f"{len(report.imported)} demo seed examples"
+
+
+def _schema_examples(settings: Settings, memory: Memory, agent: Agent) -> str:
+    """As the bot does at start-up (SCHEMA_EXAMPLES=auto): generate the day-one examples of
+    this schema into the copy when it has none; say how many the run may use."""
+    from bot.wiring import refresh_schema_examples
+
+    refresh_schema_examples(settings, memory, agent)
+    kept = [
+        e for e in memory.examples.list(status="active", limit=1_000_000) if e.source == "schema"
+    ]
+    return f" + {len(kept)} generated from the schema" if kept else ""
 
 
 def _summary_tables(summary: dict[str, Any]) -> list[Table]:
     runs = Table(title="Accuracy by run", title_justify="left")
-    for name in ("run", "items", "strict", "relaxed", "answerable", "refusals", "answer names"):
+    names = ("run", "items", "strict", "relaxed", "answerable", "refusals", "ungrounded")
+    for name in (*names, "answer names"):
         runs.add_column(name, justify="left" if name == "run" else "right")
     for name in ("LLM calls", "tokens in/out", "p50", "p95", "timeouts", "errors"):
         runs.add_column(name, justify="right")
@@ -102,6 +156,7 @@ def _summary_tables(summary: dict[str, Any]) -> list[Table]:
             _pct(s["relaxed"]),
             f"{_pct(s['answerable_strict'])} / {_pct(s['answerable_relaxed'])}",
             _pct(s["refusal_strict"]),
+            str(s.get("ungrounded", 0)),
             _pct(s["answer_mentions"]),
             _num(s["mean_llm_calls"], "{:.2f}"),
             f"{_num(s['mean_prompt_tokens'], '{:.0f}')} / "
@@ -114,7 +169,8 @@ def _summary_tables(summary: dict[str, Any]) -> list[Table]:
     runs.caption = (
         "strict: same rows as the gold query; relaxed: every gold value present; "
         "answerable: strict / relaxed on questions with gold rows; refusals: out-of-scope "
-        "questions declined; answer names: share of gold values named in the answer text; "
+        "questions declined; ungrounded: answers that named a number or name the rows do not "
+        "hold (replaced by the rows); answer names: share of gold values named in the answer text; "
         "LLM calls and tokens are means per question."
     )
     tags = Table(title="Strict / relaxed accuracy by tag", title_justify="left")
@@ -159,7 +215,11 @@ def register(app: typer.Typer) -> None:
             Switch, typer.Option(help="Give the agent taught examples (memory, or demo seeds).")
         ] = Switch.on,
         timeout: Annotated[
-            float, typer.Option(help="Seconds per question, LLM calls included.")
+            float,
+            typer.Option(
+                help="Seconds per question, LLM calls included: the question's deadline "
+                "(replaces QUESTION_DEADLINE_S for the run)."
+            ),
         ] = 120.0,
         concurrency: Annotated[
             int, typer.Option(min=1, help="Conversations asked at once (1 for local models).")
@@ -221,11 +281,18 @@ def register(app: typer.Typer) -> None:
         with ExitStack() as stack:
             db = build_db(s)
             stack.callback(db.close)
-            store, source = example_store(s, db, options.examples)
-            agent = build_agent(s, store, db=db, llms=llms)
+            memory = stack.enter_context(eval_memory(s, options.examples))
+            agent = build_agent(s, memory.examples, db=db, llms=llms)
+            # As the bot does: examples verified on another schema are re-checked before use.
+            memory.examples.schema_fingerprint = agent.schema_fingerprint
+            source = prepare_examples(s, memory, db, agent.schema_fingerprint, options.examples)
+            if options.examples:
+                source += _schema_examples(s, memory, agent)
             err_console.print(
                 f"Evaluating {len(todo)} of {len(items)} items on {db.url} · run "
-                f"[bold]{options.key}[/bold] · examples: {source} · model {s.llm_model}"
+                f"[bold]{options.key}[/bold] · examples: {source} · model {s.llm_model} · "
+                f"deadline {options.timeout_s:.0f} s per question (LLM requests time out "
+                f"after {s.llm_timeout_s:.0f} s each)"
                 + (f" · {len(items) - len(todo)} already done" if done else "")
             )
             scored = {"strict": 0, "n": 0}

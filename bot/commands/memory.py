@@ -1,4 +1,4 @@
-"""Memory commands: `memory purge|forget`, `examples list|show|add|retire|promote|import|export`, `stats`."""
+"""Memory commands: `memory purge|forget`, `examples list|show|add|retire|promote|import|export|bootstrap`, `stats`."""
 
 from __future__ import annotations
 
@@ -26,7 +26,10 @@ class _Output:
 
 console = _Output()
 memory_app = typer.Typer(help="The bot's memory of conversations: retention and privacy.")
-examples_app = typer.Typer(help="Few-shot examples: list, inspect, add, retire, import, export.")
+examples_app = typer.Typer(
+    help="Few-shot examples: list, inspect, add, retire, import, export, bootstrap."
+)
+_SOURCES = ("seed", "thumbs_up", "self_healed", "admin", "schema")
 
 
 @contextmanager
@@ -101,13 +104,14 @@ def forget(
 
 def _examples_table(examples: list[Example]) -> Table:
     table = Table(show_lines=False)
-    for column in ("id", "status", "source", "👍", "👎", "used", "question"):
+    for column in ("id", "status", "source", "shape", "👍", "👎", "used", "question"):
         table.add_column(column, overflow="fold")
     for ex in examples:
         table.add_row(
             str(ex.id),
             ex.status,
             ex.source,
+            ex.shape or "",
             str(ex.up_votes),
             str(ex.down_votes),
             str(ex.times_used),
@@ -122,7 +126,7 @@ def list_examples(
         str | None, typer.Option(help="active, candidate or retired (default: all).")
     ] = None,
     source: Annotated[
-        str | None, typer.Option(help="seed, thumbs_up, self_healed or admin.")
+        str | None, typer.Option(help="seed, thumbs_up, self_healed, admin or schema.")
     ] = None,
     limit: Annotated[int, typer.Option(help="Newest first, at most this many.")] = 50,
 ) -> None:
@@ -130,7 +134,7 @@ def list_examples(
     if status not in (None, "active", "candidate", "retired"):
         console.print(f"[red]Unknown status {status!r}[/red]: use active, candidate or retired.")
         raise typer.Exit(2)
-    if source not in (None, "seed", "thumbs_up", "self_healed", "admin"):
+    if source is not None and source not in _SOURCES:
         console.print(f"[red]Unknown source {source!r}[/red].")
         raise typer.Exit(2)
     status_filter: ExampleStatus | None = status  # type: ignore[assignment]
@@ -158,7 +162,7 @@ def show(example_id: Annotated[int, typer.Argument(help="Example id.")]) -> None
         "id": ex.id,
         "question": ex.question,
         "status": ex.status + (f" ({ex.retired_reason})" if ex.retired_reason else ""),
-        "source": ex.source,
+        "source": ex.source + (f" ({ex.shape})" if ex.shape else ""),
         "votes": f"👍 {ex.up_votes}  👎 {ex.down_votes}",
         "taught by": ex.taught_by or "",
         "schema fingerprint": ex.schema_fingerprint or "(unknown)",
@@ -249,6 +253,42 @@ def export(
     with _memory() as mem:
         count = mem.examples.export(file)
     console.print(f"Exported {count} examples to {file}.")
+
+
+@examples_app.command("bootstrap")
+def bootstrap() -> None:
+    """Generate examples from the graph's schema (source `schema`), replacing older ones."""
+    from bot.cli import settings
+    from bot.wiring import agent_config, build_db, refresh_schema_examples
+    from graph_agent.agent import Agent
+
+    s = settings()
+    db = build_db(s)
+    try:
+        with _memory() as mem:
+            agent = Agent(db, None, mem.examples, agent_config(s))
+            report = refresh_schema_examples(s, mem, agent, force=True)
+    finally:
+        db.close()
+    assert report is not None  # forced
+    tried = sum(report.tried.values())
+    console.print(
+        f"Generated {tried} candidate questions from the schema in {report.seconds:.1f} s; "
+        f"kept {len(report.kept)} that return rows (at most {s.schema_examples_cap} per shape)."
+    )
+    summary = Table(title="Per shape")
+    summary.add_column("shape")
+    summary.add_column("tried", justify="right")
+    summary.add_column("kept", justify="right")
+    for shape, kept in report.per_shape().items():
+        summary.add_row(shape, str(report.tried.get(shape, 0)), str(kept))
+    console.print(summary)
+    kept_table = Table(title="Kept")
+    kept_table.add_column("shape")
+    kept_table.add_column("question", overflow="fold")
+    for example in report.kept:
+        kept_table.add_row(example.shape, example.question)
+    console.print(kept_table)
 
 
 # --- stats ---------------------------------------------------------------------------------

@@ -24,7 +24,7 @@ def run(
     from bot.app import SlackSetupError, check_tokens, create_bot
     from bot.cli import settings
     from bot.http_server import SlackHTTPServer
-    from bot.wiring import build_agent, build_db, open_memory_for
+    from bot.wiring import build_agent, build_db, open_memory_for, start_schema_examples
 
     s = settings()
     socket_mode = s.slack_app_token is not None
@@ -41,6 +41,9 @@ def run(
         purge_on_start(memory, s.retention_days)
         agent = build_agent(s, memory.examples, db=db)
         memory.examples.schema_fingerprint = agent.schema_fingerprint
+        schema_thread = start_schema_examples(s, memory, agent)
+        if schema_thread is not None:
+            stack.callback(schema_thread.join, 30)
         try:
             bot = create_bot(s, agent, memory, socket_mode=socket_mode)
         except SlackSetupError as exc:
@@ -63,6 +66,11 @@ def run(
                     host=host or s.host,
                     port=port if port is not None else s.port,
                     health={"graph": db.ping, "memory": memory.ping},
+                    signing_secret=(
+                        s.slack_signing_secret.get_secret_value()
+                        if s.slack_signing_secret
+                        else None
+                    ),
                 )
                 stack.callback(server.stop)
                 logger.info("Listening on %s/slack/events (health: /healthz)", server.url)

@@ -18,7 +18,13 @@ from bot.http_server import SlackHTTPServer
 from bot.playground.page import LLMInfo, PageServer, Person
 from bot.playground.trace import TracingAgent
 from bot.settings import Settings
-from bot.wiring import build_agent, build_db, build_llms, open_memory_for
+from bot.wiring import (
+    build_agent,
+    build_db,
+    build_llms,
+    open_memory_for,
+    start_schema_examples,
+)
 from graph_agent.graphdb import GraphDB
 from graph_agent.llm import LLMs
 from memory import Memory
@@ -140,6 +146,11 @@ def build_playground(
         seeded = ensure_seed_examples(memory, db, agent.schema_fingerprint)
         if seeded:
             logger.info("seeded %d example questions", seeded)
+        # After the seeds (they are imported only into an empty store); on a thread, joined
+        # before memory closes, so the page is up while a big graph is still being sampled.
+        schema_thread = start_schema_examples(settings, memory, agent)
+        if schema_thread is not None:
+            stack.callback(schema_thread.join, 30)
         tracing = TracingAgent(agent)
 
         # A fresh secret per run: the app verifies every event exactly as it would Slack's.

@@ -174,6 +174,7 @@ def score_record(
             prompt_tokens=result.prompt_tokens,
             completion_tokens=result.completion_tokens,
             reused_example=result.reused_example_id is not None,
+            ungrounded=result.ungrounded,
         )
         record["timed_out"] = timed_out or result.error_kind in TIMEOUT_KINDS
     else:
@@ -228,6 +229,7 @@ async def run_item(
         )
     except TimeoutError:
         timed_out = True
+        logger.warning("item %s stopped at its %.0f s deadline", item.id, options.timeout_s)
     except Exception as exc:  # one broken item must not end a long run
         logger.exception("evaluation item %s failed", item.id)
         error = f"{type(exc).__name__}: {exc}"
@@ -238,10 +240,9 @@ async def run_item(
 
 
 def with_deadline(agent: Agent, timeout_s: float) -> Agent:
-    """The same agent (database, models, examples) whose question deadline is the timeout."""
-    config = replace(
-        agent.config, question_deadline_s=min(agent.config.question_deadline_s, timeout_s)
-    )
+    """The same agent (database, models, examples) whose question deadline is the timeout,
+    longer or shorter than QUESTION_DEADLINE_S: `--timeout` is the limit the run measures."""
+    config = replace(agent.config, question_deadline_s=timeout_s)
     return Agent(agent.db, agent.llms, agent.examples, config, agent.policy)
 
 

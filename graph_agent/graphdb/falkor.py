@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import itertools
 import logging
 import re
 import time
@@ -15,14 +16,16 @@ from falkordb.edge import Edge
 from falkordb.node import Node
 from falkordb.path import Path as GraphPath
 
-from graph_agent.graphdb.embedded import EmbeddedServer, embedded_server
+from graph_agent.graphdb.embedded import ENGINE_LIMITS, EmbeddedServer, embedded_server
 from graph_agent.graphdb.errors import (
     CypherSyntaxError,
     GraphAuthError,
     GraphConnectionError,
+    GraphDataLossError,
     GraphError,
     NotReadOnlyError,
     QueryTimeoutError,
+    ResourceLimitError,
 )
 from graph_agent.graphdb.lookup import ValueCatalog, contains_search
 from graph_agent.graphdb.protocol import (
@@ -34,14 +37,19 @@ from graph_agent.graphdb.protocol import (
 )
 from graph_agent.graphdb.schema import jsonable, quote_name, sample_schema
 from graph_agent.graphdb.url import GraphTarget
+from guardrails.cypher_policy import fold_word
+from guardrails.cypher_tokens import tokenize
 
 logger = logging.getLogger(__name__)
 
 T = TypeVar("T")
 
+# Plan operator names with spaces removed: the engine prints "Load CSV", older lists say LoadCSV.
 _WRITE_OPS = frozenset(
-    {"Create", "Merge", "MergeCreate", "Update", "Delete", "Set", "Remove", "Foreach", "LoadCSV"}
+    {"Create", "Merge", "MergeCreate", "Update", "Delete", "Set", "Remove", "Foreach"}
 )
+_LOAD_OPS = frozenset({"LoadCSV"})
+LOAD_CSV_REFUSAL = "LOAD CSV reads files or URLs, which a read-only question may not do"
 _OFFSET = re.compile(r"offset: (\d+)")
 _CATALOG_TTL_S = 300.0
 
@@ -95,6 +103,8 @@ class FalkorGraph:
         self._server = server
         self._catalog: ValueCatalog | None = None
         self._fulltext: set[tuple[str, str]] | None = None
+        self._lost: str | None = None
+        """Why the embedded graph cannot be trusted (fewer nodes than saved), or None."""
 
     # --- plumbing ----------------------------------------------------------------------
 
@@ -108,6 +118,7 @@ class FalkorGraph:
             logger.warning("Embedded FalkorDB connection lost (%s); restarting it", exc)
             try:
                 self._server.ensure_running()
+                self.check_saved()
                 return fn()
             except redis.exceptions.ConnectionError as again:
                 raise self._unreachable(again) from None
@@ -125,6 +136,11 @@ class FalkorGraph:
         lowered = message.lower()
         if "timed out" in lowered:
             return QueryTimeoutError(f"The query ran longer than its timeout: {message}")
+        if "mem consumption exceeded" in lowered:
+            return ResourceLimitError(
+                "The query needed more memory than one read may use: it builds huge lists or "
+                "combines every row with every other row."
+            )
         if "read-only" in lowered or "read only" in lowered:
             return NotReadOnlyError(f"Refused: the statement writes to the graph ({message}).")
         return CypherSyntaxError(
@@ -142,6 +158,62 @@ class FalkorGraph:
             raise self._translate(exc, cypher) from None
         return [[native(v) for v in row] for row in result.result_set]
 
+    # --- crash safety (embedded) ------------------------------------------------------
+
+    def _node_count(self) -> int:
+        try:
+            result = self._graph.ro_query("CALL db.meta.stats() YIELD nodeCount")
+        except redis.exceptions.ResponseError as exc:
+            if _is_missing_graph(exc):
+                return 0
+            raise
+        return int(result.result_set[0][0]) if result.result_set else 0
+
+    def check_saved(self) -> str | None:
+        """Compare the embedded graph with the node count recorded at its last save.
+
+        Fewer nodes than saved means a crash lost data, or the data file was replaced: every
+        read then fails with GraphDataLossError (so no question gets a silent empty answer)
+        until the data is restored, reloaded, or the record is deleted. Returns the problem.
+        """
+        if self._server is None:
+            return None
+        expected = self._server.saved_counts().get(self.graph_name)
+        nodes = self._node_count() if expected is not None else 0
+        if expected is None or nodes >= expected:
+            self._lost = None
+            return None
+        self._lost = (
+            f"The embedded FalkorDB came back with {nodes:,} nodes in graph "
+            f"{self.graph_name!r}, but {expected:,} were saved: data was lost (a crash before "
+            f"a save, or a replaced graph.rdb in {self._server.state_dir}). Restore graph.rdb "
+            "from a backup or reload the data (`cypherbot demo-data --reset`); to accept the "
+            f"graph as it is, delete {self._server.counts_file}."
+        )
+        logger.error("%s", self._lost)
+        return self._lost
+
+    def _refuse_if_lost(self) -> None:
+        if self._lost is not None and self.check_saved() is not None:
+            raise GraphDataLossError(self._lost)
+
+    def persist(self) -> None:
+        """Save the embedded graph to disk and record its node count (a no-op on a server)."""
+        if self._server is None:
+            return
+        try:
+            self._call(self._server.save)
+            nodes = self._call(self._node_count)
+        except (OSError, redis.exceptions.RedisError) as exc:
+            raise GraphError(f"Could not save the embedded graph: {exc}") from None
+        self._server.record_count(self.graph_name, nodes)
+        self._lost = None
+
+    def _forget_saved(self) -> None:
+        # The graph is about to differ from its saved copy: only the next persist() counts.
+        if self._server is not None:
+            self._server.record_count(self.graph_name, None)
+
     # --- GraphDB -------------------------------------------------------------------------
 
     def schema(
@@ -151,6 +223,7 @@ class FalkorGraph:
         exclude: Sequence[str] | None = None,
         sample: int = 1000,
     ) -> GraphSchema:
+        self._refuse_if_lost()
         stats = self._read_native("CALL db.meta.stats() YIELD labels, relTypes")
         label_counts: dict[str, int] = {}
         type_counts: dict[str, int] = {}
@@ -175,7 +248,11 @@ class FalkorGraph:
                 return self.validate(cypher)
             message = _engine_message(exc)
             return Validation(ok=False, error=message, position=_position(message))
-        ops = {line.strip().split(" |")[0].strip() for line in str(plan).splitlines()}
+        ops = {
+            line.strip().split(" |")[0].strip().replace(" ", "") for line in str(plan).splitlines()
+        }
+        if ops & _LOAD_OPS:
+            return Validation(ok=False, error=f"{LOAD_CSV_REFUSAL} (the plan has a Load CSV step)")
         if ops & _WRITE_OPS:
             read_only: bool | None = False
         elif "ProcedureCall" in ops:
@@ -203,7 +280,13 @@ class FalkorGraph:
         timeout_s: float = 10.0,
         max_rows: int = 100,
     ) -> QueryResult:
+        self._refuse_if_lost()
+        if _loads_csv(cypher):
+            raise NotReadOnlyError(f"Refused: {LOAD_CSV_REFUSAL}.")
         timeout_ms = max(1, int(timeout_s * 1000))
+        if self._server is not None:
+            # The engine rejects a TIMEOUT above its TIMEOUT_MAX instead of clamping it.
+            timeout_ms = min(timeout_ms, ENGINE_LIMITS["TIMEOUT_MAX"])
         started = time.perf_counter()
         try:
             result = self._call(
@@ -211,9 +294,13 @@ class FalkorGraph:
             )
         except redis.exceptions.ResponseError as exc:
             if _is_missing_graph(exc):
-                # The graph key does not exist until the first write: an empty graph.
+                # The graph key does not exist until the first write: an empty graph, unless
+                # a restart lost it.
+                self._refuse_if_lost()
                 return QueryResult(columns=[], rows=[], elapsed_ms=0.0)
             raise self._translate(exc, cypher) from None
+        # The server may have been restarted during the call and come back short.
+        self._refuse_if_lost()
         elapsed = (time.perf_counter() - started) * 1000
         columns = [str(col[1]) for col in result.header]
         raw = result.result_set
@@ -224,6 +311,7 @@ class FalkorGraph:
 
     def run_write(self, cypher: str, params: Mapping[str, Any] | None = None) -> None:
         self._catalog = None
+        self._forget_saved()
         try:
             self._call(lambda: self._graph.query(cypher, dict(params or {})))
         except redis.exceptions.ResponseError as exc:
@@ -235,6 +323,7 @@ class FalkorGraph:
         return write_in_batches(self, cypher, batches, param)
 
     def lookup_values(self, text: str, limit: int = 5) -> list[ValueMatch]:
+        self._refuse_if_lost()
         catalog = self._catalog
         if catalog is None or time.monotonic() - catalog.built_at > _CATALOG_TTL_S:
             catalog = self._catalog = ValueCatalog.build(self._read_native, self.schema(sample=200))
@@ -280,7 +369,10 @@ class FalkorGraph:
                     module = f"{ver // 10000}.{ver // 100 % 100}.{ver % 100}"
             return f"FalkorDB {module} (redis {redis_version})"
 
-        return self._call(version)
+        found = self._call(version)
+        # Health checks (/healthz, `cypherbot doctor`) call ping: a lost graph is a failure.
+        self._refuse_if_lost()
+        return found
 
     def close(self) -> None:
         self._client.connection.close()
@@ -308,12 +400,19 @@ class FalkorGraph:
     def drop_graph(self) -> None:
         """Delete this graph key entirely (tests and `demo-data --reset`)."""
         self._catalog = None
+        self._forget_saved()
         try:
             self._call(self._graph.delete)
         except redis.exceptions.ResponseError as exc:
             # Deleting a graph that was never created is fine here.
             if not _is_missing_graph(exc):
                 raise
+
+
+def _loads_csv(cypher: str) -> bool:
+    """LOAD CSV as written (any case, any spacing): the adapter's own check under the policy."""
+    words = [fold_word(t.text) for t in tokenize(cypher) if t.is_word]
+    return any(a == "LOAD" and b == "CSV" for a, b in itertools.pairwise(words))
 
 
 def _open(url: str, **kwargs: Any) -> FalkorDB:
@@ -342,7 +441,9 @@ def connect_embedded(data_dir: Path, graph_name: str) -> FalkorGraph:
     server = embedded_server(data_dir)
     url = f"embedded ({server.state_dir})"
     client = _open(url, unix_socket_path=str(server.socket_path))
-    return FalkorGraph(client, graph_name, url, server)
+    graph = FalkorGraph(client, graph_name, url, server)
+    graph.check_saved()
+    return graph
 
 
 def connect_server(target: GraphTarget, graph_name: str) -> FalkorGraph:

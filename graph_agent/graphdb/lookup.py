@@ -1,7 +1,9 @@
 """Value lookup: which stored values resemble a phrase ("Postgres" → PostgreSQL, "sci-fi" → Science Fiction).
 
-Small string properties are read once into an in-memory catalog and scored with a token and
-trigram similarity; properties with too many distinct values are searched per question
+Identifier-like string properties (each label's display property, short strings of modest
+cardinality; never prose such as descriptions or taglines) are read once into an in-memory
+catalog and scored with a token and trigram similarity, gated by how much of the stored value
+the phrase names; display properties with too many distinct values are searched per question
 through an engine hook (full-text index or CONTAINS).
 """
 
@@ -16,7 +18,7 @@ from functools import lru_cache
 from typing import Any
 
 from graph_agent.graphdb.protocol import GraphSchema, ValueMatch
-from graph_agent.graphdb.schema import Read, quote_name
+from graph_agent.graphdb.schema import Read, display_property, quote_name
 
 logger = logging.getLogger(__name__)
 
@@ -24,73 +26,30 @@ CATALOG_CAP = 2000
 """Distinct values per property kept in memory; above this the property is searched per query."""
 MIN_SCORE = 0.5
 _SKIP_PROPS = re.compile(r"(^id$|_id$|^email$|^url$|_at$|_date$|^date$|^slack_channel$)")
-_DISPLAY_PROPS = ("name", "title", "key")
-_STOPWORDS = frozenset(
-    [
-        "a",
-        "an",
-        "and",
-        "any",
-        "are",
-        "as",
-        "at",
-        "be",
-        "by",
-        "can",
-        "do",
-        "does",
-        "for",
-        "from",
-        "has",
-        "have",
-        "how",
-        "i",
-        "in",
-        "is",
-        "it",
-        "its",
-        "list",
-        "me",
-        "my",
-        "of",
-        "on",
-        "or",
-        "our",
-        "show",
-        "the",
-        "their",
-        "them",
-        "there",
-        "these",
-        "this",
-        "to",
-        "us",
-        "use",
-        "uses",
-        "used",
-        "using",
-        "was",
-        "we",
-        "what",
-        "when",
-        "where",
-        "which",
-        "who",
-        "whom",
-        "whose",
-        "why",
-        "with",
-        "all",
-        "many",
-        "much",
-        "most",
-        "more",
-        "tell",
-        "give",
-        "find",
-        "get",
-    ]
-)
+_STOPWORD_TEXT = """
+    a about after all also an and any are as at be been before being between but by can
+    could did do does done each else ever every few find first for from get give had has
+    have how i in into is it its last least list made make makes many me more most much my
+    name names no not of on only or other our out over per released same show shows so
+    some such tell than that the their them then there these they this those to top under
+    us use used uses using was we were what when where which while who whom whose why will
+    with would
+"""
+_STOPWORDS = frozenset(_STOPWORD_TEXT.split())
+"""Words that never make a value hint on their own (question words, common verbs)."""
+_FREE_TEXT_TEXT = """
+    abstract bio biography body caption comment comments content description details
+    message notes note overview plot quote remark remarks review summary synopsis tagline
+    text
+"""
+_FREE_TEXT_WORDS = frozenset(_FREE_TEXT_TEXT.split())
+"""Last words of property names that hold prose, not identifiers (shortDescription, plot_summary)."""
+FREE_TEXT_MEAN_WORDS = 5.0
+"""Stored values longer than this on average (in words) are prose, not names."""
+FREE_TEXT_MEAN_CHARS = 40.0
+MIN_COVERAGE = 0.7
+"""Share of a stored value's characters the phrase must account for: most of it, not one word."""
+_NAME_PART = re.compile(r"[A-Z]+(?=[A-Z][a-z])|[A-Z]?[a-z]+|[A-Z]+|\d+")
 
 Search = Callable[[str, str, Sequence[str], int], list[str]]
 """Engine hook: (label, property, tokens, limit) → stored values containing any token."""
@@ -138,6 +97,47 @@ def similarity(phrase: str, value: str) -> float:
     return max(scores)
 
 
+@lru_cache(maxsize=65536)
+def _near(a: str, b: str) -> bool:
+    """Two words that name the same thing: equal, a stem or abbreviation, or one typo apart."""
+    if a == b:
+        return True
+    short, long = sorted((a, b), key=len)
+    if long.startswith(short) and len(short) >= 2:
+        return True
+    if any(c.isdigit() for c in a + b) or len(short) < 4:
+        return False  # SEV1 is not SEV2, and short words are too easy to reach
+    return _edit_distance(a, b) <= (1 if len(long) < 8 else 2)
+
+
+def _edit_distance(a: str, b: str) -> int:
+    previous = list(range(len(b) + 1))
+    for i, ca in enumerate(a, start=1):
+        current = [i]
+        for j, cb in enumerate(b, start=1):
+            current.append(min(previous[j] + 1, current[j - 1] + 1, previous[j - 1] + (ca != cb)))
+        previous = current
+    return previous[-1]
+
+
+def coverage(phrase: str, value: str) -> float:
+    """Share of the stored value's characters (stop words aside) that words of `phrase` name.
+
+    "Keanu Reeves" for "keanu reeves" is 1.0; a long tagline that shares one word with the
+    question is small, so it never becomes a hint.
+    """
+    p_tokens = [t for t in tokens(phrase) if t not in _STOPWORDS]
+    v_tokens = [t for t in tokens(value) if t not in _STOPWORDS] or tokens(value)
+    total = sum(len(t) for t in v_tokens)
+    if not p_tokens or not total:
+        return 0.0
+    joined_p = "".join(p_tokens)
+    if joined_p == "".join(v_tokens):  # "node js" / "Node.js"
+        return 1.0
+    covered = sum(len(t) for t in v_tokens if any(_near(p, t) for p in p_tokens))
+    return covered / total
+
+
 def phrases(text: str, max_words: int = 4) -> list[str]:
     """The word windows of `text` worth matching (not made only of stopwords)."""
     words = tokens(text)
@@ -174,14 +174,17 @@ class ValueCatalog:
 
     @classmethod
     def build(cls, read: Read, schema: GraphSchema) -> ValueCatalog:
+        """Read the identifier-like string properties: each label's display property, and
+        short strings of modest cardinality; never prose (descriptions, taglines)."""
         entries: list[CatalogEntry] = []
         large: list[tuple[str, str]] = []
         for label in schema.labels:
-            names = {p.name for p in label.properties}
-            display = next((d for d in _DISPLAY_PROPS if d in names), None)
+            display = display_property(label)
             for prop in label.properties:
                 kinds = set(prop.types) - {"NULL"}
                 if _SKIP_PROPS.search(prop.name) or not kinds:
+                    continue
+                if prop.name != display and _prose_name(prop.name):
                     continue
                 node, key = f"(n:{quote_name(label.name)})", f"n.{quote_name(prop.name)}"
                 if kinds <= {"STRING"}:
@@ -189,12 +192,17 @@ class ValueCatalog:
                         f"MATCH {node} WHERE {key} IS NOT NULL "
                         f"RETURN DISTINCT {key} LIMIT {CATALOG_CAP + 1}"
                     )
+                    values = [str(r[0]) for r in rows]
+                    if prop.name != display and _prose(values):
+                        logger.debug("value lookup skips %s.%s: prose", label.name, prop.name)
+                        continue
                     if len(rows) > CATALOG_CAP:
-                        large.append((label.name, prop.name))
+                        # Searched per question; only names are worth it at that cardinality.
+                        if prop.name == display:
+                            large.append((label.name, prop.name))
                         continue
                     entries.extend(
-                        CatalogEntry(label.name, prop.name, str(r[0]), str(r[0]), prop.name)
-                        for r in rows
+                        CatalogEntry(label.name, prop.name, v, v, prop.name) for v in values
                     )
                 elif kinds <= {"LIST<STRING>", "LIST"} and display and display != prop.name:
                     rows = read(
@@ -211,11 +219,23 @@ class ValueCatalog:
         return cls(entries=entries, large=large, built_at=time.monotonic())
 
     def match(self, text: str, limit: int, search: Search | None = None) -> list[ValueMatch]:
-        windows = phrases(text) or [text]
+        windows = phrases(text)
+        if not windows:
+            return []
         best: dict[tuple[str, str, str], float] = {}
 
         def consider(label: str, prop: str, value: str, candidate: str) -> None:
-            score = max(similarity(w, candidate) for w in windows)
+            # A window counts only when it is like the value and names most of it (coverage,
+            # the dearer test, only for windows that are alike at all).
+            score = 0.0
+            for window in windows:
+                alike = similarity(window, candidate)
+                if (
+                    alike > score
+                    and alike >= MIN_SCORE
+                    and coverage(window, candidate) >= MIN_COVERAGE
+                ):
+                    score = alike
             if score >= MIN_SCORE:
                 key = (label, prop, value)
                 best[key] = max(best.get(key, 0.0), score)
@@ -232,6 +252,21 @@ class ValueCatalog:
             ValueMatch(label=label, property=prop, value=value, score=round(score, 3))
             for (label, prop, value), score in ranked[:limit]
         ]
+
+
+def _prose_name(name: str) -> bool:
+    """A property named like prose: its last word is description, tagline, summary, bio…"""
+    parts = _NAME_PART.findall(name) or [name]
+    return parts[-1].lower() in _FREE_TEXT_WORDS
+
+
+def _prose(values: Sequence[str]) -> bool:
+    """Stored values that read as sentences, not names (measured on their lengths)."""
+    if not values:
+        return False
+    words = sum(len(v.split()) for v in values) / len(values)
+    chars = sum(len(v) for v in values) / len(values)
+    return words > FREE_TEXT_MEAN_WORDS or chars > FREE_TEXT_MEAN_CHARS
 
 
 def contains_search(read_with_params: Callable[[str, dict[str, Any]], list[list[Any]]]) -> Search:

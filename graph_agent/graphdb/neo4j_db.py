@@ -43,6 +43,8 @@ logger = logging.getLogger(__name__)
 _POSITION = re.compile(r"\(offset: (\d+)\)")
 _READ_ONLY_TYPES = frozenset({"r"})
 _CATALOG_TTL_S = 300.0
+_FETCH_SIZE_MAX = 1000
+_LOAD_OPERATORS = frozenset({"loadcsv"})
 # Neo4j's type names in db.schema.*TypeProperties, mapped to the names the schema text uses.
 _PROCEDURE_TYPES = {
     "String": "STRING",
@@ -180,6 +182,47 @@ def assemble_schema(
     return GraphSchema(labels=labels, relationships=rels)
 
 
+def plan_operators(plan: Any) -> set[str]:
+    """Operator names of an EXPLAIN plan (a nested dict), lower-case, no spaces or `@neo4j`."""
+    found: set[str] = set()
+    stack = [plan]
+    while stack:
+        node = stack.pop()
+        if not isinstance(node, Mapping):
+            continue
+        name = str(node.get("operatorType") or node.get("operator_type") or "")
+        found.add(name.split("@", 1)[0].replace(" ", "").lower())
+        stack.extend(node.get("children") or [])
+    found.discard("")
+    return found
+
+
+def stream_rows(
+    tx: Any, cypher: str, params: Mapping[str, Any] | None, max_rows: int
+) -> tuple[list[str], list[list[Any]], bool]:
+    """EXPLAIN (refusing anything not read-only), then read up to max_rows rows and stop.
+
+    Returns (columns, rows, truncated). The records after the cap are never pulled: the
+    caller closes the transaction, which discards them on the server.
+    """
+    # EXPLAIN first: refuse writes (and schema/admin commands) before anything runs.
+    kind = tx.run("EXPLAIN " + cypher, dict(params or {})).consume()
+    if kind.query_type not in _READ_ONLY_TYPES:
+        raise NotReadOnlyError(
+            f"Refused: the statement is not read-only (query type {kind.query_type!r})."
+        )
+    if plan_operators(kind.plan) & _LOAD_OPERATORS:
+        raise NotReadOnlyError("Refused: LOAD CSV reads files or URLs.")
+    result = tx.run(cypher, dict(params or {}))
+    columns = list(result.keys())
+    rows: list[list[Any]] = []
+    for record in result:
+        if len(rows) >= max_rows:
+            return columns, rows, True
+        rows.append([to_json(v) for v in record.values()])
+    return columns, rows, False
+
+
 # Built-in roles that cannot write (PUBLIC is granted to everyone).
 READ_ONLY_ROLES = frozenset({"reader", "PUBLIC"})
 
@@ -195,9 +238,10 @@ class Neo4jGraph:
         self._database = database
         self._catalog: ValueCatalog | None = None
 
-    def _session(self, write: bool = False) -> neo4j.Session:
+    def _session(self, write: bool = False, fetch_size: int | None = None) -> neo4j.Session:
         mode = neo4j.WRITE_ACCESS if write else neo4j.READ_ACCESS
-        return self._driver.session(database=self._database, default_access_mode=mode)
+        extra: dict[str, Any] = {} if fetch_size is None else {"fetch_size": fetch_size}
+        return self._driver.session(database=self._database, default_access_mode=mode, **extra)
 
     def _translate(self, exc: Exception) -> GraphError:
         if isinstance(exc, neo4j_errors.AuthError):
@@ -289,13 +333,13 @@ class Neo4jGraph:
         )
 
     def validate(self, cypher: str) -> Validation:
-        def work(tx: neo4j.ManagedTransaction) -> str | None:
+        def work(tx: neo4j.ManagedTransaction) -> tuple[str | None, set[str]]:
             summary = tx.run("EXPLAIN " + cypher).consume()
-            return summary.query_type
+            return summary.query_type, plan_operators(summary.plan)
 
         try:
             with self._session() as session:
-                query_type = session.execute_read(work)
+                query_type, operators = session.execute_read(work)
         except neo4j_errors.Neo4jError as exc:
             if isinstance(exc, neo4j_errors.ClientError) and not isinstance(
                 exc, neo4j_errors.AuthError
@@ -305,6 +349,9 @@ class Neo4jGraph:
             raise self._translate(exc) from None
         except neo4j_errors.DriverError as exc:
             raise self._translate(exc) from None
+        if operators & _LOAD_OPERATORS:
+            # Neo4j calls `LOAD CSV … RETURN row` a read (query type "r"); it still fetches URLs.
+            return Validation(ok=False, error="LOAD CSV reads files or URLs, which is not allowed")
         return Validation(ok=True, read_only=query_type in _READ_ONLY_TYPES)
 
     def run_read(
@@ -315,30 +362,20 @@ class Neo4jGraph:
         timeout_s: float = 10.0,
         max_rows: int = 100,
     ) -> QueryResult:
-        def work(tx: neo4j.ManagedTransaction) -> tuple[list[str], list[list[Any]], bool]:
-            # EXPLAIN first: refuse writes (and schema/admin commands) before anything runs.
-            kind = tx.run("EXPLAIN " + cypher, dict(params or {})).consume()
-            if kind.query_type not in _READ_ONLY_TYPES:
-                raise NotReadOnlyError(
-                    f"Refused: the statement is not read-only (query type {kind.query_type!r})."
-                )
-            result = tx.run(cypher, dict(params or {}))
-            columns = list(result.keys())
-            rows: list[list[Any]] = []
-            truncated = False
-            for record in result:
-                if len(rows) >= max_rows:
-                    truncated = True
-                    break
-                rows.append([to_json(v) for v in record.values()])
-            result.consume()
-            return columns, rows, truncated
+        """Stream at most `max_rows` rows (+1 to tell truncation) and cancel the rest.
 
+        An explicit transaction rather than execute_read: a managed transaction must read
+        every record before it commits, so 3M rows under a model's own LIMIT would all cross
+        the wire. Rolling back discards what the server has not sent, which stops the query.
+        """
         started = time.perf_counter()
         try:
-            with self._session() as session:
-                tx_work = neo4j.unit_of_work(timeout=timeout_s)(work)
-                columns, rows, truncated = session.execute_read(tx_work)
+            with self._session(fetch_size=min(max_rows + 1, _FETCH_SIZE_MAX)) as session:
+                tx = session.begin_transaction(timeout=timeout_s)
+                try:
+                    columns, rows, truncated = stream_rows(tx, cypher, params, max_rows)
+                finally:
+                    tx.close()
         except (neo4j_errors.Neo4jError, neo4j_errors.DriverError) as exc:
             raise self._translate(exc) from None
         elapsed = (time.perf_counter() - started) * 1000
@@ -459,6 +496,8 @@ __all__ = [
     "driver_uri",
     "native",
     "patterns_from_visualization",
+    "plan_operators",
     "properties_from_procedure",
+    "stream_rows",
     "to_json",
 ]

@@ -163,28 +163,43 @@ def sample_schema(
 _DISPLAY_FIRST = ("name", "fullname", "displayname")
 _DISPLAY_LAST = ("title", "key", "code", "label")
 _DISPLAY_SUFFIXES = ("name", "title")
+# Prefixes of `…Name` properties that name the entity itself; `shipName` on an order or
+# `contactName` on a company name something else.
+_NAME_PREFIXES = ("company", "organization", "organisation", "business", "common", "short")
+_NAME_PARTS = ("last", "surname", "family", "first", "given")
 
 
 def display_property(label: LabelInfo) -> str | None:
     """The property a person would call this label's entities by (name, productName, title…).
 
-    `name` first, then `<label>Name`, then other `…Name` properties (a full or company name
-    before first/last-name parts), then `title`/`key`/`code`: a person's `title` is more often
-    a job title than what they are called. None when nothing looks like a name.
+    `name` first, then `<label>Name`, a company or common name, a last or first name, then
+    `title`/`key`/`code` (a person's `title` is more often a job title than what they are
+    called), then the label's own number (`orderID`: "order 10248"). None when nothing fits.
     """
     strings = [
         p.name for p in label.properties if "STRING" in p.types and not p.name.startswith("_")
     ]
     lowered = {name.lower(): name for name in strings}
     own = label.name.lower()
-    for wanted in (*_DISPLAY_FIRST, *(own + suffix for suffix in _DISPLAY_SUFFIXES)):
-        if wanted in lowered:
-            return lowered[wanted]
-    named = [name for name in strings if name.lower().endswith("name")]
-    named.sort(key=lambda name: (name.lower().startswith(("first", "middle")), len(name)))
-    if named:
-        return named[0]
-    return next((lowered[w] for w in _DISPLAY_LAST if w in lowered), None)
+    wanted = [
+        *_DISPLAY_FIRST,
+        *(own + suffix for suffix in _DISPLAY_SUFFIXES),
+        *(prefix + "name" for prefix in _NAME_PREFIXES + _NAME_PARTS),
+        *_DISPLAY_LAST,
+    ]
+    found = next((lowered[w] for w in wanted if w in lowered), None)
+    if found is not None:
+        return found
+    numbers = {
+        p.name.lower(): p.name for p in label.properties if {"INTEGER", "STRING"} & set(p.types)
+    }
+    return next(
+        (numbers[own + s] for s in ("id", "_id", "number", "no") if own + s in numbers), None
+    )
+
+
+NAME_MARK = "identifies it"
+"""Marks, in the schema text, the property a label's nodes are called by."""
 
 
 def _prop_text(prop: PropertyInfo) -> str:
@@ -204,7 +219,13 @@ def schema_text(schema: GraphSchema, *, labels: Collection[str] | None = None) -
     for label in schema.labels:
         if keep is not None and label.name not in keep:
             continue
-        props = "; ".join(_prop_text(p) for p in label.properties)
+        # The property people call these nodes by goes first, marked in words: a small model
+        # copied a "display:" marker as if it were a property name.
+        display = display_property(label)
+        ordered = sorted(label.properties, key=lambda p: p.name != display)
+        props = "; ".join(
+            _prop_text(p) + (f" ({NAME_MARK})" if p.name == display else "") for p in ordered
+        )
         lines.append(f"(:{label.name}) [{label.count} nodes] {{{props}}}")
     lines.append("Relationships:")
     for rel in schema.relationships:

@@ -146,11 +146,11 @@ def test_failed_update_falls_back_to_a_new_message(make_rig: RigFactory) -> None
 
 
 def test_rate_limited_post_is_retried_after_retry_after(make_rig: RigFactory) -> None:
-    rig = make_rig(ScriptedChatModel(replies=happy("After a 429.")))
+    rig = make_rig(ScriptedChatModel(replies=happy("After a rate limit.")))
     rig.emulator.fail_next("chat.postMessage", "ratelimited", status=429, retry_after=0)
     mention = rig.mention("Which teams have the most people?")
     [answer] = rig.wait_answers(CHANNEL, mention["ts"])
-    assert "After a 429." in answer_text(answer)
+    assert "After a rate limit." in answer_text(answer)
     statuses = [c.status for c in rig.emulator.calls_to("chat.postMessage")]
     assert statuses[:2] == [429, 200]
 
@@ -158,7 +158,10 @@ def test_rate_limited_post_is_retried_after_retry_after(make_rig: RigFactory) ->
 def test_model_output_and_data_are_escaped(make_rig: RigFactory) -> None:
     evil = "Ping <!channel> and <!here> & <@U0BOB> — 3 > 2 @everyone"
     rig = make_rig(
-        ScriptedChatModel(replies=happy(evil, "RETURN '<!channel> & <b>x</b>' AS value, 1 AS n"))
+        # Every number and name of the answer is in the rows, so grounding keeps it as written.
+        ScriptedChatModel(
+            replies=happy(evil, "RETURN '<!channel> & <b>x</b> U0BOB' AS value, 3 AS n, 2 AS m")
+        )
     )
     mention = rig.mention("say something nasty")
     [answer] = rig.wait_answers(CHANNEL, mention["ts"])

@@ -224,8 +224,9 @@ def test_empty_rows_get_evaluator_feedback_then_correction(
     model = ScriptedChatModel(
         replies=[
             guard_reply(),
-            cypher_reply(POSTGRES_TEAMS.replace("PostgreSQL", "Postgres")),
-            evaluation_reply(False, feedback="No rows: the technology is named 'PostgreSQL'."),
+            # Uses the hinted stored value, so only the evaluator can say what is wrong.
+            cypher_reply(POSTGRES_TEAMS.replace("RETURN", "WHERE t.name = 'Nobody' RETURN")),
+            evaluation_reply(False, feedback="No rows: drop the filter named 'Nobody'."),
             cypher_reply(POSTGRES_TEAMS),
             evaluation_reply(answer="Several teams."),
         ]
@@ -234,7 +235,7 @@ def test_empty_rows_get_evaluator_feedback_then_correction(
     assert result.outcome == "answered" and result.rows
     assert steps(model) == ["guard", "generate", "evaluate", "correct", "evaluate"]
     assert [a.stage for a in result.attempts] == ["evaluate", "ok"]
-    assert "named 'PostgreSQL'" in model.prompts[3]
+    assert "named 'Nobody'" in model.prompts[3]
     assert result.self_healed and len(store.examples) == 1
 
 

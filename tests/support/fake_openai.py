@@ -94,6 +94,11 @@ class FakeOpenAI:
                 return
         text = self.reply_for(body.get("messages", []))
         prompt_tokens = sum(len(str(m.get("content", ""))) for m in body["messages"]) // 4
+        # Like a real server: stop at the cap (4 characters a token here) and say so.
+        cap = body.get("max_completion_tokens") or body.get("max_tokens")
+        finish_reason = "stop"
+        if cap is not None and len(text) > 4 * int(cap):
+            text, finish_reason = text[: 4 * int(cap)], "length"
         _send(
             handler,
             200,
@@ -106,7 +111,7 @@ class FakeOpenAI:
                     {
                         "index": 0,
                         "message": {"role": "assistant", "content": text},
-                        "finish_reason": "stop",
+                        "finish_reason": finish_reason,
                     }
                 ],
                 "usage": {

@@ -13,7 +13,7 @@ from langchain_core.messages import AIMessage, BaseMessage
 from langchain_core.outputs import ChatGeneration, ChatResult
 from pydantic import Field, PrivateAttr
 
-Reply = str | Exception | Callable[[list[BaseMessage]], str]
+Reply = str | AIMessage | Exception | Callable[[list[BaseMessage]], str]
 
 
 class ScriptNotEnoughRepliesError(AssertionError):
@@ -21,14 +21,17 @@ class ScriptNotEnoughRepliesError(AssertionError):
 
 
 class ScriptedChatModel(BaseChatModel):
-    """Answers each call with the next scripted reply (a string, an exception to raise, or a
-    function of the prompt). With `responder`, every call is answered by that function instead
-    (for concurrent tests where call order is not fixed). `calls` records each prompt."""
+    """Answers each call with the next scripted reply (a string, an AIMessage as is (e.g. with
+    response_metadata={"finish_reason": "length"}), an exception to raise, or a function of the
+    prompt). With `responder`, every call is answered by that function instead (for
+    concurrent tests where call order is not fixed). `calls` records each prompt and
+    `call_kwargs` the call options bound to it (max_tokens…)."""
 
     replies: list[Any] = Field(default_factory=list)
     responder: Callable[[list[BaseMessage]], str] | None = None
     delay_s: float = 0.0
     _calls: list[list[BaseMessage]] = PrivateAttr(default_factory=list)
+    _kwargs: list[dict[str, Any]] = PrivateAttr(default_factory=list)
     _lock: threading.Lock = PrivateAttr(default_factory=threading.Lock)
 
     @property
@@ -41,6 +44,11 @@ class ScriptedChatModel(BaseChatModel):
         return self._calls
 
     @property
+    def call_kwargs(self) -> list[dict[str, Any]]:
+        """The options of each call (e.g. max_tokens), in order."""
+        return self._kwargs
+
+    @property
     def prompts(self) -> list[str]:
         """Every prompt as one text (messages joined), in order."""
         return ["\n".join(str(m.content) for m in call) for call in self._calls]
@@ -49,7 +57,7 @@ class ScriptedChatModel(BaseChatModel):
         with self._lock:
             self.replies.extend(replies)
 
-    def _next(self, messages: list[BaseMessage]) -> str:
+    def _next(self, messages: list[BaseMessage]) -> str | AIMessage:
         with self._lock:
             self._calls.append(list(messages))
             if self.responder is not None:
@@ -76,7 +84,12 @@ class ScriptedChatModel(BaseChatModel):
         run_manager: CallbackManagerForLLMRun | None = None,
         **kwargs: Any,
     ) -> ChatResult:
-        text = self._next(messages)
+        with self._lock:
+            self._kwargs.append(dict(kwargs))
+        scripted = self._next(messages)
+        if isinstance(scripted, AIMessage):
+            return ChatResult(generations=[ChatGeneration(message=scripted)])
+        text = scripted
         prompt_tokens = sum(len(str(m.content)) for m in messages) // 4
         message = AIMessage(
             content=text,

@@ -382,10 +382,10 @@ def test_never_raises_on_garbage() -> None:
         assert isinstance(check_cypher(text), PolicyResult)
 
 
-def test_huge_input_is_fast() -> None:
-    import time
-
+def test_huge_input_is_judged_without_recursion_limits() -> None:
+    # How fast it is belongs to the benchmarks; here: a 120,000-character statement is
+    # tokenized and judged (no recursion error, no give-up) and keeps its meaning.
     text = "MATCH (n) WHERE n.name = 'x' " + "AND n.x = 1 " * 10_000 + "RETURN n"
-    started = time.perf_counter()
-    assert check_cypher(text).allowed
-    assert time.perf_counter() - started < 2.0
+    verdict = check_cypher(text)
+    assert verdict.allowed
+    assert verdict.canonical is not None and verdict.canonical.count("AND n.x = 1") == 10_000

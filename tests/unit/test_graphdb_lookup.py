@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import re
+
 import pytest
 
 from graph_agent.graphdb import (
@@ -12,7 +14,7 @@ from graph_agent.graphdb import (
     schema_fingerprint,
     schema_text,
 )
-from graph_agent.graphdb.lookup import CatalogEntry, ValueCatalog, phrases, similarity
+from graph_agent.graphdb.lookup import CatalogEntry, ValueCatalog, coverage, phrases, similarity
 from graph_agent.graphdb.schema import properties_from_samples
 
 
@@ -89,7 +91,7 @@ SCHEMA = GraphSchema(
 def test_schema_text_snapshot() -> None:
     assert schema_text(SCHEMA) == (
         "Node labels and properties:\n"
-        "(:Person) [3 nodes] {name: STRING}\n"
+        "(:Person) [3 nodes] {name: STRING (identifies it)}\n"
         '(:Team) [1 nodes] {dept: STRING (may be null) e.g. "Data", "Platform"}\n'
         "(:Movie) [1 nodes] {}\n"
         "Relationships:\n"
@@ -108,3 +110,124 @@ def test_fingerprint_ignores_counts_and_samples_but_not_shape() -> None:
     assert schema_fingerprint(recount) == schema_fingerprint(SCHEMA)
     fewer = GraphSchema(labels=SCHEMA.labels, relationships=SCHEMA.relationships[:1])
     assert schema_fingerprint(fewer) != schema_fingerprint(SCHEMA)
+
+
+# --- value hints on a graph with free text ----------------------------------------------------
+
+FILMS = {
+    ("Movie", "title"): [
+        "The Matrix",
+        "The Matrix Reloaded",
+        "Top Gun",
+        "Cloud Atlas",
+        "Snow White",
+    ],
+    ("Movie", "tagline"): [
+        "400 million people were waiting for the truth.",
+        "Welcome to the Real World",
+        "Everything is connected",
+        "I feel the need, the need for speed.",
+        "In the heart of the nation's capital, in a courthouse of the U.S. government.",
+    ],
+    ("Movie", "summary_text"): ["short", "tiny"],
+    ("Person", "name"): ["Keanu Reeves", "Tom Hanks", "Tom Cruise", "Carrie-Anne Moss"],
+    ("Person", "motto"): [
+        "Every day is a chance to make a film that people remember for years",
+        "Acting is what I was made for and I have never wanted to do anything else",
+    ],
+    ("Genre", "name"): ["Science Fiction", "Drama"],
+}
+FILM_SCHEMA = GraphSchema(
+    labels=(
+        LabelInfo(
+            "Movie",
+            5,
+            (
+                PropertyInfo("released", ("INTEGER",)),
+                PropertyInfo("summary_text", ("STRING",)),
+                PropertyInfo("tagline", ("STRING",)),
+                PropertyInfo("title", ("STRING",)),
+            ),
+        ),
+        LabelInfo(
+            "Person", 4, (PropertyInfo("motto", ("STRING",)), PropertyInfo("name", ("STRING",)))
+        ),
+        LabelInfo("Genre", 2, (PropertyInfo("name", ("STRING",)),)),
+    ),
+    relationships=(RelPattern("Person", "ACTED_IN", "Movie", 5),),
+)
+
+
+def _film_catalog() -> tuple[ValueCatalog, list[str]]:
+    asked: list[str] = []
+
+    def read(cypher: str) -> list[list[object]]:
+        asked.append(cypher)
+        found = re.search(r"MATCH \(n:`(\w+)`\) WHERE n\.`(\w+)`", cypher)
+        assert found, cypher
+        return [[v] for v in FILMS[(found.group(1), found.group(2))]]
+
+    return ValueCatalog.build(read, FILM_SCHEMA), asked
+
+
+def test_catalog_skips_prose_by_name_and_by_measured_length() -> None:
+    catalog, asked = _film_catalog()
+    held = {(e.label, e.property) for e in catalog.entries}
+    assert held == {("Movie", "title"), ("Person", "name"), ("Genre", "name")}
+    # Named like prose: never even read.
+    assert not any("tagline" in q or "summary_text" in q for q in asked)
+    # Named innocently but measured as sentences.
+    assert any("motto" in q for q in asked) and ("Person", "motto") not in held
+
+
+@pytest.mark.parametrize(
+    "question",
+    [
+        "Which films were made in 1999?",
+        "What is the capital of France?",
+        "Which people were waiting for the truth?",
+        "Who made the most films?",
+    ],
+)
+def test_no_hint_from_common_words_or_free_text(question: str) -> None:
+    catalog, _ = _film_catalog()
+    assert catalog.match(question, 5) == []
+
+
+@pytest.mark.parametrize(
+    ("question", "value"),
+    [
+        ("Which movies did keanu reeves act in?", "Keanu Reeves"),
+        ("movies with Keanu Reaves", "Keanu Reeves"),
+        ("Who acted in the matrix reloaded?", "The Matrix Reloaded"),
+        ("sci-fi movies", "Science Fiction"),
+    ],
+)
+def test_hints_name_most_of_the_stored_value(question: str, value: str) -> None:
+    catalog, _ = _film_catalog()
+    assert catalog.match(question, 5)[0].value == value
+
+
+def test_hints_rank_by_closeness_and_stop_at_the_limit() -> None:
+    catalog, _ = _film_catalog()
+    found = catalog.match("Who acted in The Matrix with Tom?", 5)
+    assert [m.value for m in found][:1] == ["The Matrix"]
+    assert "The Matrix Reloaded" not in [m.value for m in found[:1]]
+    assert found == sorted(found, key=lambda m: -m.score)
+    # "Tom" alone is a third of "Tom Hanks": not most of it.
+    assert not {"Tom Hanks", "Tom Cruise"} & {m.value for m in found}
+    assert len(catalog.match("Keanu Reeves, Tom Hanks, Tom Cruise and The Matrix", 2)) == 2
+
+
+@pytest.mark.parametrize(
+    ("phrase", "value", "at_least", "below"),
+    [
+        ("keanu reeves", "Keanu Reeves", 1.0, 1.01),
+        ("were made", "400 million people were waiting for the truth.", 0.0, 0.3),
+        ("services", "Amazon Web Services", 0.0, 0.6),
+        ("sev1", "SEV2", 0.0, 0.01),
+        ("node js", "Node.js", 1.0, 1.01),
+    ],
+)
+def test_coverage(phrase: str, value: str, at_least: float, below: float) -> None:
+    assert at_least <= coverage(phrase, value) < below

@@ -26,6 +26,8 @@ def _label(name: str, *props: str, numeric: tuple[str, ...] = ()) -> LabelInfo:
         (_label("Incident", "key", "severity", "title"), "title"),
         (_label("Airport", "code", "city"), "code"),
         (_label("Reading", "unit", numeric=("value",)), None),
+        (_label("Order", "shipCity", "shipName", numeric=("orderID", "freight")), "orderID"),
+        (_label("Supplier", "companyName", "contactName", "contactTitle"), "companyName"),
         (_label("Thing", numeric=("name",)), None),
     ],
 )

@@ -450,7 +450,7 @@ async function loadExamples() {
     const summary = Object.entries(counts).map(([k, n]) => `${n} ${k.replace("_", " ")}`).join(" · ");
     $("examples").replaceChildren(
       el("h2", { text: "Taught examples" }),
-      el("p", { class: "note", text: `Verified questions and their Cypher, newest first (${summary || "none yet"}). A 👍 on an answer adds one; 👎s retire it.` }),
+      el("p", { class: "note", text: `Verified questions and their Cypher, newest first (${summary || "none yet"}). A 👍 on an answer adds one; 👎s retire it. "schema" ones were generated from the graph's own schema: shown to the model as examples, never reused as they are.` }),
       el("ul", { class: "examples" }, ...list.map((e) => el("li", { class: "example", "data-example": String(e.id) },
         exampleSummary(e),
         el("details", {}, el("summary", { text: "Cypher" }), codeBlock(e.cypher))))));

@@ -1,0 +1,237 @@
+"""Fixes for the string-literal mistakes small models make, and feedback when a value was missed."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+
+from guardrails.cypher_tokens import Token, tokenize
+
+Hint = tuple[str, str, str]
+"""A value hint: (label, property, stored value)."""
+
+_CASE_FUNCTIONS = frozenset({"TOLOWER", "TOUPPER", "LOWER", "UPPER"})
+MAX_FEEDBACK_HINTS = 3
+_CALLS = ("COLLECT", "COUNT", "EXISTS", "ANY", "ALL", "NONE", "SINGLE", "SHORTEST")
+
+
+@dataclass
+class Lint:
+    """The statement after the unambiguous fixes, and what was fixed (for the log)."""
+
+    cypher: str
+    fixes: list[str] = field(default_factory=list)
+
+
+@dataclass(frozen=True)
+class _Site:
+    """A string literal in an equality on a known property (pattern map or `x.prop =`)."""
+
+    start: int
+    end: int
+    """Span to replace: the literal, or the whole `toLower('…')` call around it."""
+    literal: Token
+    label: str | None
+    prop: str
+    wrapped: bool
+    in_map: bool
+
+
+def lint_cypher(cypher: str, hints: Sequence[Hint] = ()) -> Lint:
+    """Fix string equalities that can never match what the graph stores.
+
+    - `toLower("Keanu Reeves")`/`toUpper(…)` around a literal, inside a pattern map or compared
+      to a property: the stored form when a hint holds the value (any case); inside a map,
+      else the literal as written (a case function there is never what was meant).
+    - `{name: "keanu reeves"}` or `p.name = "keanu reeves"` when a hint stores exactly one
+      value with that spelling in another case: the stored form.
+
+    Anything ambiguous is left alone; the statement is otherwise untouched.
+    """
+    tokens = tokenize(cypher)
+    result = Lint(cypher=cypher)
+    edits: list[tuple[int, int, str]] = []
+    for site in _sites(tokens):
+        stored = _stored_form(site.literal.value, site.label, site.prop, hints)
+        where = f"{site.label or '?'}.{site.prop}"
+        if stored is not None and (site.wrapped or stored != site.literal.value):
+            edits.append((site.start, site.end, _quote(stored, site.literal.text[0])))
+            result.fixes.append(f"{cypher[site.start : site.end]} → the stored value ({where})")
+        elif site.wrapped and site.in_map:
+            edits.append((site.start, site.end, site.literal.text))
+            result.fixes.append(f"unwrapped {cypher[site.start : site.end]} in a pattern map")
+    for start, end, text in sorted(edits, reverse=True):
+        result.cypher = result.cypher[:start] + text + result.cypher[end:]
+    return result
+
+
+def empty_result_feedback(cypher: str, hints: Sequence[Hint]) -> str | None:
+    """What to tell the correct step when a statement found no rows although value hints
+    matched words of the question and the statement used none of those stored values
+    (in any case); None when the empty result is not explained by a missed value."""
+    if not hints:
+        return None
+    used = {t.value.casefold() for t in tokenize(cypher) if t.kind == "string"}
+    if any(value.casefold() in used for _label, _prop, value in hints):
+        return None
+    shown = "; ".join(
+        f"'{value}' ({label}.{prop})" for label, prop, value in hints[:MAX_FEEDBACK_HINTS]
+    )
+    return (
+        "The query returned no rows, and it does not use the values stored in the graph "
+        f"that match words of the question. The stored value is exactly {shown}. Compare "
+        "with that exact value (no toLower/toUpper around it), or drop the filter if the "
+        "question does not mean it."
+    )
+
+
+def _stored_form(literal: str, label: str | None, prop: str, hints: Sequence[Hint]) -> str | None:
+    """The one stored value spelt like `literal` (any case) for this property, or None."""
+    folded = literal.casefold()
+    found = {
+        value
+        for h_label, h_prop, value in hints
+        if h_prop == prop and (label is None or h_label == label) and value.casefold() == folded
+    }
+    return found.pop() if len(found) == 1 else None
+
+
+def _quote(value: str, quote: str) -> str:
+    quote = quote if quote in ("'", '"') else '"'
+    escaped = value.replace("\\", "\\\\").replace(quote, "\\" + quote)
+    return f"{quote}{escaped}{quote}"
+
+
+def _literal_at(tokens: list[Token], i: int) -> tuple[Token, int, bool] | None:
+    """A string literal at `i`, bare or as `toLower('…')`: (literal, index after it, wrapped)."""
+    if i >= len(tokens):
+        return None
+    tok = tokens[i]
+    if tok.kind == "string":
+        return tok, i + 1, False
+    if (
+        tok.is_word
+        and tok.text.upper() in _CASE_FUNCTIONS
+        and i + 3 < len(tokens)
+        and tokens[i + 1].is_punct("(")
+        and tokens[i + 2].kind == "string"
+        and tokens[i + 3].is_punct(")")
+    ):
+        return tokens[i + 2], i + 4, True
+    return None
+
+
+def _property_at(tokens: list[Token], i: int) -> tuple[str, str] | None:
+    """`var.prop` starting at `i` (not part of a longer chain or call): (var, prop)."""
+    if i + 2 >= len(tokens) or i < 0:
+        return None
+    var, dot, prop = tokens[i], tokens[i + 1], tokens[i + 2]
+    if not (var.is_name and dot.is_punct(".") and prop.is_name):
+        return None
+    if i > 0 and tokens[i - 1].is_punct("."):
+        return None
+    if i + 3 < len(tokens) and tokens[i + 3].is_punct(".", "("):
+        return None
+    return var.name, prop.name
+
+
+def _bindings(tokens: list[Token]) -> dict[str, str]:
+    """The first label written for each node variable: `(p:Person` binds p to Person."""
+    found: dict[str, str] = {}
+    for i in range(len(tokens) - 3):
+        if (
+            tokens[i].is_punct("(")
+            and tokens[i + 1].is_name
+            and tokens[i + 2].is_punct(":")
+            and tokens[i + 3].is_name
+        ):
+            found.setdefault(tokens[i + 1].name, tokens[i + 3].name)
+    return found
+
+
+def _map_label(tokens: list[Token], brace: int) -> str | None:
+    """The label of the node pattern a `{` belongs to: `(p:Person {` gives Person."""
+    j = brace - 1
+    while j >= 0 and not tokens[j].is_punct("(", "["):
+        j -= 1
+    for k in range(j + 1, brace - 1):
+        if tokens[k].is_punct(":") and tokens[k + 1].is_name:
+            return tokens[k + 1].name
+    return None
+
+
+def _sites(tokens: list[Token]) -> list[_Site]:
+    bindings = _bindings(tokens)
+    sites: list[_Site] = []
+    # Pattern maps: `{` right after a node's variable/label, or after `(` / `[`.
+    stack: list[tuple[bool, str | None]] = []  # (is a pattern map, its label)
+    for i, tok in enumerate(tokens):
+        prev = tokens[i - 1] if i else None
+        if tok.is_punct("{"):
+            pattern = prev is not None and (prev.is_name or prev.is_punct("(", "["))
+            opener = _enclosing_opener(tokens, i)
+            stack.append((pattern and opener, _map_label(tokens, i) if pattern else None))
+        elif tok.is_punct("}") and stack:
+            stack.pop()
+        elif (
+            stack
+            and stack[-1][0]
+            and tok.is_name
+            and i + 1 < len(tokens)
+            and tokens[i + 1].is_punct(":")
+            and prev is not None
+            and prev.is_punct("{", ",")
+        ):
+            found = _literal_at(tokens, i + 2)
+            if found is not None:
+                literal, after, wrapped = found
+                start = tokens[i + 2].position
+                end = tokens[after - 1].end
+                sites.append(_Site(start, end, literal, stack[-1][1], tok.name, wrapped, True))
+        elif tok.is_punct("="):
+            sites.extend(_comparison(tokens, i, bindings))
+    return sites
+
+
+def _enclosing_opener(tokens: list[Token], brace: int) -> bool:
+    """True when the nearest unclosed bracket before `brace` opens a node pattern `(` (not a
+    call such as `collect(`) or a relationship pattern `-[`."""
+    depth = 0
+    for j in range(brace - 1, -1, -1):
+        tok = tokens[j]
+        if tok.is_punct(")", "]", "}"):
+            depth += 1
+        elif tok.is_punct("(", "[", "{"):
+            if depth:
+                depth -= 1
+                continue
+            before = tokens[j - 1] if j else None
+            if tok.is_punct("["):
+                return before is not None and before.is_punct("-")
+            is_call = before is not None and (
+                before.kind == "identifier" or before.is_keyword(*_CALLS)
+            )
+            return tok.is_punct("(") and not is_call
+    return False
+
+
+def _comparison(tokens: list[Token], eq: int, bindings: dict[str, str]) -> list[_Site]:
+    """`x.prop = <literal>` or `<literal> = x.prop` around the `=` at `eq`."""
+    right = _literal_at(tokens, eq + 1)
+    left_prop = _property_at(tokens, eq - 3)
+    if right is not None and left_prop is not None:
+        literal, after, wrapped = right
+        var, prop = left_prop
+        start, end = tokens[eq + 1].position, tokens[after - 1].end
+        return [_Site(start, end, literal, bindings.get(var), prop, wrapped, False)]
+    right_prop = _property_at(tokens, eq + 1)
+    if right_prop is None:
+        return []
+    for back in (1, 4):  # a bare literal, or toLower( 'x' )
+        found = _literal_at(tokens, eq - back)
+        if found is not None and found[1] == eq:
+            literal, _after, wrapped = found
+            var, prop = right_prop
+            start, end = tokens[eq - back].position, tokens[eq - 1].end
+            return [_Site(start, end, literal, bindings.get(var), prop, wrapped, False)]
+    return []

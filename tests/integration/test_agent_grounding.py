@@ -1,0 +1,212 @@
+"""Answers held to the rows and follow-ups that stand alone, on the real embedded demo graph with
+a scripted model that hallucinates or forgets to resolve a pronoun."""
+
+from __future__ import annotations
+
+import logging
+
+import pytest
+
+from graph_agent.agent import Agent
+from graph_agent.config import AgentConfig
+from graph_agent.evaluation.items import EvalItem
+from graph_agent.evaluation.report import run_stats
+from graph_agent.evaluation.runner import RunOptions, score_record
+from graph_agent.examples import InMemoryExampleStore
+from graph_agent.graphdb import GraphDB
+from graph_agent.llm import LLMs
+from graph_agent.result import AgentResult
+from memory.types import Turn
+from tests.support.scripted_llm import (
+    ScriptedChatModel,
+    cypher_reply,
+    evaluation_reply,
+    guard_reply,
+)
+
+TEAM_SIZES = (
+    "MATCH (p:Person)-[:MEMBER_OF]->(t:Team) "
+    "RETURN t.name AS team, count(p) AS people ORDER BY people DESC, team LIMIT 3"
+)
+NO_SUCH_TEAM = "MATCH (t:Team {name: 'Atlantis'})<-[:MEMBER_OF]-(p:Person) RETURN p.name AS person"
+FIRST_PERSON = "MATCH (p:Person) RETURN p.name AS person ORDER BY person LIMIT 1"
+
+
+def ask(
+    db: GraphDB, replies: list[str], question: str, history: list[Turn] | None = None
+) -> tuple[ScriptedChatModel, AgentResult]:
+    """Ask once with a fresh scripted model; the model (its prompts) and the result."""
+    model = ScriptedChatModel(replies=replies)
+    agent = Agent(db, LLMs(cypher=model, fast=model), InMemoryExampleStore(), AgentConfig())
+    return model, agent.run(question, history=history or [])
+
+
+def test_a_made_up_fact_over_no_rows_becomes_a_plain_nothing_found(
+    demo_db: GraphDB, caplog: pytest.LogCaptureFixture
+) -> None:
+    caplog.set_level(logging.INFO, logger="graph_agent.nodes")
+    _model, result = ask(
+        demo_db,
+        [
+            guard_reply(),
+            cypher_reply(NO_SUCH_TEAM),
+            evaluation_reply(answer="The Atlantis team has 12 people, led by Grace Hopper."),
+        ],
+        "Who works in the Atlantis team?",
+    )
+    assert result.outcome == "no_data" and result.rows == []
+    assert result.answer == 'The graph has nothing that matches this question about "Atlantis".'
+    assert result.ungrounded
+    assert result.llm_steps == ["guard", "generate", "evaluate"]  # no extra call
+    assert "Grace Hopper" not in caplog.text  # counts only, never the text, at INFO
+    assert any("do not hold" in r.message for r in caplog.records)
+
+
+def test_an_honest_empty_answer_is_not_counted_as_ungrounded(demo_db: GraphDB) -> None:
+    _model, result = ask(
+        demo_db,
+        [
+            guard_reply(),
+            cypher_reply(NO_SUCH_TEAM),
+            evaluation_reply(answer="Nothing in the graph matches."),
+        ],
+        "Who works in the Atlantis team?",
+    )
+    assert result.outcome == "no_data" and not result.ungrounded
+    assert result.answer == 'The graph has nothing that matches this question about "Atlantis".'
+
+
+def test_a_made_up_number_over_rows_is_replaced_by_the_rows(demo_db: GraphDB) -> None:
+    _model, result = ask(
+        demo_db,
+        [
+            guard_reply(),
+            cypher_reply(TEAM_SIZES),
+            evaluation_reply(answer="Payments is the biggest team, with 42 people."),
+        ],
+        "Which teams have the most people?",
+    )
+    assert result.outcome == "answered" and result.ungrounded
+    assert "42" not in result.answer
+    top_team, top_people = result.rows[0]
+    assert f"team: {top_team}, people: {top_people}" in result.answer
+
+
+def test_a_made_up_name_over_rows_is_replaced_by_the_rows(demo_db: GraphDB) -> None:
+    _model, result = ask(
+        demo_db,
+        [
+            guard_reply(),
+            cypher_reply(FIRST_PERSON),
+            evaluation_reply(answer="It is Grace Hopper."),
+        ],
+        "Who comes first by name?",
+    )
+    assert result.ungrounded and "Grace Hopper" not in result.answer
+    assert result.answer == f"person: {result.rows[0][0]}"
+
+
+def test_an_answer_from_the_rows_stands(demo_db: GraphDB) -> None:
+    _model, first = ask(
+        demo_db,
+        [guard_reply(), cypher_reply(TEAM_SIZES), evaluation_reply(answer="x")],
+        "Which teams have the most people?",
+    )
+    (team, people), *_ = first.rows
+    answer = f"{team} is the biggest, with {people} people; the top 3 are listed."
+    _model, result = ask(
+        demo_db,
+        [guard_reply(), cypher_reply(TEAM_SIZES), evaluation_reply(answer=answer)],
+        "Which teams have the most people?",
+    )
+    assert result.answer == answer and not result.ungrounded
+
+
+def test_the_eval_record_and_summary_count_ungrounded_answers(demo_db: GraphDB) -> None:
+    _model, result = ask(
+        demo_db,
+        [
+            guard_reply(),
+            cypher_reply(NO_SUCH_TEAM),
+            evaluation_reply(answer="Atlantis was founded in 2019."),
+        ],
+        "Who works in the Atlantis team?",
+    )
+    item = EvalItem(id="q1", question="Who works in the Atlantis team?", gold_cypher=NO_SUCH_TEAM)
+    record = score_record(item, RunOptions(), result, None, latency_ms=1.0)
+    assert record["ungrounded"] is True
+    clean = dict(record, id="q2", ungrounded=False)
+    assert run_stats([record, clean])["ungrounded"] == 1
+
+
+HISTORY = [
+    Turn(
+        question="Who leads the Payments team?",
+        standalone_question="Who leads the Payments team?",
+        cypher="MATCH (p:Person)-[:MEMBER_OF]->(:Team {name: 'Payments'}) RETURN p.name LIMIT 1",
+        answer="Alice Nguyen.",
+    )
+]
+RESOLVED = "Which projects does Alice Nguyen work on?"
+PROJECTS = (
+    "MATCH (:Person {name: 'Alice Nguyen'})-[:WORKS_ON]->(p:Project) RETURN p.name AS project"
+)
+
+
+def test_a_follow_up_that_keeps_its_pronoun_gets_one_repair(demo_db: GraphDB) -> None:
+    model, result = ask(
+        demo_db,
+        [
+            guard_reply(standalone="Which projects does he work on?"),
+            guard_reply(standalone=RESOLVED),
+            cypher_reply(PROJECTS),
+            evaluation_reply(answer="ok"),
+        ],
+        "and which projects does he work on?",
+        HISTORY,
+    )
+    assert result.standalone_question == RESOLVED
+    assert result.llm_steps == ["guard", "guard:resolve", "generate", "evaluate"]
+    resolve_prompt = model.prompts[1]
+    assert 'still says "he"' in resolve_prompt
+    assert "Which projects does he work on?" in resolve_prompt  # its own reply, shown back
+    assert model.prompts[2].endswith(f"Question: {RESOLVED}")
+
+
+def test_a_follow_up_still_unresolved_after_the_repair_keeps_the_best(demo_db: GraphDB) -> None:
+    _model, result = ask(
+        demo_db,
+        [
+            guard_reply(standalone="Which projects does he work on?"),
+            guard_reply(standalone="Which of those projects does he or she work on?"),
+            cypher_reply(PROJECTS),
+            evaluation_reply(answer="ok"),
+        ],
+        "and which projects does he work on?",
+        HISTORY,
+    )
+    assert result.standalone_question == "Which projects does he work on?"
+    assert result.llm_steps == ["guard", "guard:resolve", "generate", "evaluate"]  # one repair
+
+
+def test_a_follow_up_that_stands_alone_costs_no_repair(demo_db: GraphDB) -> None:
+    _model, result = ask(
+        demo_db,
+        [guard_reply(standalone=RESOLVED), cypher_reply(PROJECTS), evaluation_reply(answer="ok")],
+        "and which projects does he work on?",
+        HISTORY,
+    )
+    assert result.standalone_question == RESOLVED
+    assert result.llm_steps == ["guard", "generate", "evaluate"]
+
+
+def test_the_guard_example_comes_from_the_connected_graph(demo_db: GraphDB) -> None:
+    model, _result = ask(
+        demo_db,
+        [guard_reply(standalone=RESOLVED), cypher_reply(PROJECTS), evaluation_reply(answer="ok")],
+        "and which projects does he work on?",
+        HISTORY,
+    )
+    schema = Agent(demo_db, None, InMemoryExampleStore()).schema
+    biggest = max((r for r in schema.relationships if r.start != r.end), key=lambda r: r.count)
+    assert f"Which {biggest.end} nodes are linked to the {biggest.start} <" in model.prompts[0]

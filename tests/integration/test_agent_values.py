@@ -1,0 +1,136 @@
+"""Empty results that should not be empty, on the real demo graph with the scripted model: the
+validate lint fixes a literal the hints know, and 0 rows that missed a hinted value get one
+correction naming the stored value."""
+
+from __future__ import annotations
+
+from typing import Any, cast
+
+from graph_agent.agent import Agent
+from graph_agent.config import AgentConfig
+from graph_agent.examples import InMemoryExampleStore
+from graph_agent.graphdb import GraphDB
+from graph_agent.llm import LLMs
+from tests.support.scripted_llm import (
+    ScriptedChatModel,
+    cypher_reply,
+    evaluation_reply,
+    guard_reply,
+)
+
+QUESTION = "Which services does the Payments team own?"
+GOLD = (
+    "MATCH (t:Team {name: 'Payments'})-[:OWNS]->(s:Service) "
+    "RETURN s.name AS service ORDER BY service"
+)
+
+
+class Spy:
+    """The demo graph, recording what reaches the engine."""
+
+    def __init__(self, db: GraphDB) -> None:
+        self._db = db
+        self.ran: list[str] = []
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._db, name)
+
+    def run_read(self, cypher: str, params: Any = None, **kw: Any) -> Any:
+        self.ran.append(cypher)
+        return self._db.run_read(cypher, params, **kw)
+
+
+def _agent(db: GraphDB, model: ScriptedChatModel, **config: Any) -> tuple[Agent, Spy]:
+    spy = Spy(db)
+    llms = LLMs(cypher=model, fast=model)
+    return Agent(cast(GraphDB, spy), llms, InMemoryExampleStore(), AgentConfig(**config)), spy
+
+
+def test_a_lowercased_literal_is_fixed_before_it_runs(demo_db: GraphDB) -> None:
+    model = ScriptedChatModel(
+        replies=[
+            guard_reply(),
+            cypher_reply(
+                'MATCH (t:Team {name: toLower("Payments")})-[:OWNS]->(s:Service) '
+                "RETURN s.name AS service ORDER BY service"
+            ),
+            evaluation_reply(answer="The Payments team owns payments-api."),
+        ]
+    )
+    agent, spy = _agent(demo_db, model)
+    result = agent.run(QUESTION)
+    assert result.outcome == "answered" and result.rows
+    assert spy.ran[0].startswith('MATCH (t:Team {name: "Payments"})')
+    assert len(result.attempts) == 1 and result.llm_calls == 3
+
+
+def test_zero_rows_that_missed_the_hinted_value_get_one_correction(demo_db: GraphDB) -> None:
+    model = ScriptedChatModel(
+        replies=[
+            guard_reply(),
+            cypher_reply(
+                "MATCH (t:Team)-[:OWNS]->(s:Service) WHERE t.name STARTS WITH 'pay' "
+                "RETURN s.name AS service"
+            ),
+            cypher_reply(GOLD),
+            evaluation_reply(answer="The Payments team owns payments-api."),
+        ]
+    )
+    agent, _spy = _agent(demo_db, model)
+    result = agent.run(QUESTION)
+    assert result.outcome == "answered" and result.rows
+    assert [a.stage for a in result.attempts] == ["missed_value", "ok"]
+    assert "The stored value is exactly 'Payments' (Team.name)" in model.prompts[2]
+    assert result.llm_steps == ["guard", "generate", "correct", "evaluate"]
+
+
+def test_zero_rows_with_the_stored_value_used_are_an_answer(demo_db: GraphDB) -> None:
+    model = ScriptedChatModel(
+        replies=[
+            guard_reply(),
+            cypher_reply(
+                "MATCH (t:Team {name: 'Payments'})-[:OWNS]->(s:Service {lifecycle: 'none'}) "
+                "RETURN s.name AS service"
+            ),
+            evaluation_reply(answer="The Payments team owns no such services."),
+        ]
+    )
+    agent, _spy = _agent(demo_db, model)
+    result = agent.run(QUESTION)
+    assert result.outcome == "no_data" and len(result.attempts) == 1
+    assert result.llm_calls == 3
+
+
+def test_no_correction_when_it_would_use_up_the_last_attempt(demo_db: GraphDB) -> None:
+    model = ScriptedChatModel(
+        replies=[
+            guard_reply(),
+            cypher_reply(
+                "MATCH (t:Team)-[:OWNS]->(s:Service) WHERE t.name = 'payment' "
+                "RETURN s.name AS service"
+            ),
+            evaluation_reply(answer="None."),
+        ]
+    )
+    agent, _spy = _agent(demo_db, model, max_attempts=1)
+    result = agent.run(QUESTION)
+    assert result.outcome == "no_data" and [a.stage for a in result.attempts] == ["ok"]
+
+
+def test_only_one_hint_correction_per_question(demo_db: GraphDB) -> None:
+    missed = (
+        "MATCH (t:Team)-[:OWNS]->(s:Service) WHERE t.name ENDS WITH 'ments ' "
+        "RETURN s.name AS service"
+    )
+    model = ScriptedChatModel(
+        replies=[
+            guard_reply(),
+            cypher_reply(missed),
+            cypher_reply(missed.replace("'ments '", "'MENTS'")),
+            evaluation_reply(answer="None."),
+        ]
+    )
+    agent, _spy = _agent(demo_db, model)
+    result = agent.run(QUESTION)
+    assert [a.stage for a in result.attempts] == ["missed_value", "ok"]
+    assert result.outcome == "no_data"

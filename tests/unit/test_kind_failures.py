@@ -1,0 +1,14 @@
+"""Failure replies say what to try next; engine and Python text stays in the log and the trace."""
+
+from __future__ import annotations
+
+from bot.render import DEFAULT_ERROR, error_message
+
+
+def test_an_error_reply_never_carries_engine_text() -> None:
+    detail = "The last problem was: errMsg: Invalid input errCtx: MATCH (p:Person) RETURN"
+    rendered = error_message("attempts_exhausted", "abc123", detail)
+    shown = rendered.text + str(rendered.blocks)
+    assert "errMsg" not in shown and "errCtx" not in shown and DEFAULT_ERROR in shown
+    kind = error_message("attempts_exhausted", "abc123", "Try rephrasing it.")
+    assert "Try rephrasing it." in kind.text

@@ -1,0 +1,126 @@
+"""The validate step's lint: string-literal fixes and the empty-result feedback, table-driven."""
+
+from __future__ import annotations
+
+import pytest
+
+from graph_agent.lint import empty_result_feedback, lint_cypher
+
+KEANU = ("Person", "name", "Keanu Reeves")
+MATRIX = ("Movie", "title", "The Matrix")
+
+
+@pytest.mark.parametrize(
+    ("cypher", "hints", "fixed"),
+    [
+        (  # a case function in a pattern map, the value hinted: the stored form
+            'MATCH (p:Person {name: toLower("Keanu Reeves")}) RETURN p.born',
+            [KEANU],
+            'MATCH (p:Person {name: "Keanu Reeves"}) RETURN p.born',
+        ),
+        (  # … lower-cased inside too
+            "MATCH (p:Person {name: toLower('keanu reeves')}) RETURN p.born",
+            [KEANU],
+            "MATCH (p:Person {name: 'Keanu Reeves'}) RETURN p.born",
+        ),
+        (  # no hint: inside a map the literal as written
+            "MATCH (m:Movie {title: toUpper('Top Gun')}) RETURN m.released",
+            [],
+            "MATCH (m:Movie {title: 'Top Gun'}) RETURN m.released",
+        ),
+        (  # compared to a property, hinted
+            "MATCH (p:Person) WHERE p.name = toLower('Keanu Reeves') RETURN p.born",
+            [KEANU],
+            "MATCH (p:Person) WHERE p.name = 'Keanu Reeves' RETURN p.born",
+        ),
+        (  # … the other way round
+            "MATCH (p:Person) WHERE TOLOWER('Keanu Reeves') = p.name RETURN p.born",
+            [KEANU],
+            "MATCH (p:Person) WHERE 'Keanu Reeves' = p.name RETURN p.born",
+        ),
+        (  # a bare equality in the wrong case, in a map and in WHERE
+            'MATCH (p:Person {name: "keanu reeves"})-[:ACTED_IN]->(m:Movie) '
+            'WHERE m.title = "the matrix" RETURN m.title',
+            [KEANU, MATRIX],
+            'MATCH (p:Person {name: "Keanu Reeves"})-[:ACTED_IN]->(m:Movie) '
+            'WHERE m.title = "The Matrix" RETURN m.title',
+        ),
+        (  # a quote inside the stored value keeps the statement valid
+            "MATCH (m:Movie {title: 'one flew over the cuckoo\\'s nest'}) RETURN m",
+            [("Movie", "title", "One Flew Over the Cuckoo's Nest")],
+            "MATCH (m:Movie {title: 'One Flew Over the Cuckoo\\'s Nest'}) RETURN m",
+        ),
+    ],
+)
+def test_fixes(cypher: str, hints: list[tuple[str, str, str]], fixed: str) -> None:
+    result = lint_cypher(cypher, hints)
+    assert result.cypher == fixed
+    assert result.fixes
+
+
+@pytest.mark.parametrize(
+    ("cypher", "hints"),
+    [
+        # Already right.
+        ('MATCH (p:Person {name: "Keanu Reeves"}) RETURN p.born', [KEANU]),
+        # Case-insensitive on both sides is a correct pattern.
+        ("MATCH (p:Person) WHERE toLower(p.name) = toLower('Keanu Reeves') RETURN p", [KEANU]),
+        ("MATCH (p:Person) WHERE toLower(p.name) = 'keanu reeves' RETURN p", [KEANU]),
+        # Compared to a property with no hint: not unambiguous.
+        ("MATCH (p:Person) WHERE p.name = toLower('Keanu Reeves') RETURN p", []),
+        # The hint is for another label or property.
+        ("MATCH (m:Movie {title: 'keanu reeves'}) RETURN m", [KEANU]),
+        ("MATCH (p:Person) WHERE p.nickname = 'keanu reeves' RETURN p", [KEANU]),
+        # Two stored values spelt alike: ambiguous.
+        (
+            "MATCH (p:Person {name: 'alex'}) RETURN p",
+            [("Person", "name", "Alex"), ("Person", "name", "ALEX")],
+        ),
+        # Not a pattern map: a map literal, a call's argument, a list.
+        ("RETURN {name: toLower('Keanu Reeves')} AS m", []),
+        ("MATCH (p) RETURN collect({n: toLower('X')})", []),
+        ("MATCH (p:Person) WHERE p.name IN ['keanu reeves'] RETURN p", [KEANU]),
+        # A string that is not compared with a property.
+        ("RETURN toLower('Keanu Reeves') AS x", [KEANU]),
+    ],
+)
+def test_leaves_alone(cypher: str, hints: list[tuple[str, str, str]]) -> None:
+    result = lint_cypher(cypher, hints)
+    assert result.cypher == cypher and result.fixes == []
+
+
+def test_fix_names_what_changed() -> None:
+    result = lint_cypher("MATCH (p:Person {name: toLower('Keanu Reeves')}) RETURN p", [KEANU])
+    assert result.fixes == ["toLower('Keanu Reeves') → the stored value (Person.name)"]
+
+
+@pytest.mark.parametrize(
+    ("cypher", "hints", "says"),
+    [
+        (
+            "MATCH (p:Person) WHERE p.name CONTAINS 'Keanu' RETURN p",
+            [KEANU],
+            "The stored value is exactly 'Keanu Reeves' (Person.name)",
+        ),
+        ("MATCH (p:Person) RETURN count(p)", [KEANU, MATRIX], "'The Matrix' (Movie.title)"),
+    ],
+)
+def test_empty_result_feedback_names_the_stored_value(
+    cypher: str, hints: list[tuple[str, str, str]], says: str
+) -> None:
+    feedback = empty_result_feedback(cypher, hints)
+    assert feedback is not None and says in feedback
+
+
+@pytest.mark.parametrize(
+    ("cypher", "hints"),
+    [
+        ("MATCH (p:Person {name: 'Keanu Reeves'}) RETURN p", [KEANU]),
+        ("MATCH (p:Person) WHERE toLower(p.name) = 'keanu reeves' RETURN p", [KEANU]),
+        ("MATCH (p:Person) RETURN p", []),
+    ],
+)
+def test_no_feedback_when_the_value_was_used_or_nothing_matched(
+    cypher: str, hints: list[tuple[str, str, str]]
+) -> None:
+    assert empty_result_feedback(cypher, hints) is None
