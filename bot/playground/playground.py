@@ -91,6 +91,10 @@ def ensure_demo(db: GraphDB) -> bool:
         return False
     logger.info("the graph is empty: loading the demo graph")
     stats = load_demo(db)
+    persist = getattr(db, "persist", None)
+    if callable(persist):
+        # On disk now, with its node count recorded: a crash cannot silently empty the graph.
+        persist()
     logger.info("loaded %d nodes and %d relationships", stats.nodes, stats.relationships)
     return True
 

@@ -80,3 +80,14 @@ def test_writes_after_a_save_do_not_raise_a_false_alarm(tmp_path: Path) -> None:
     assert fresh.ping().startswith("FalkorDB")
     assert fresh.counts() == (10, 0)
     embedded_server(tmp_path).stop()
+
+
+def test_the_playground_demo_load_is_saved_and_survives_kill_9(tmp_path: Path) -> None:
+    from bot.playground.playground import ensure_demo
+
+    db = connect("embedded", data_dir=tmp_path, graph_name="g")
+    assert ensure_demo(db)
+    nodes = db.counts()[0]
+    _kill_9(tmp_path)
+    assert db.counts()[0] == nodes > 0
+    embedded_server(tmp_path).stop()
