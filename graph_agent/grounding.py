@@ -29,6 +29,7 @@ _ENUMERATOR = re.compile(r"^[ \t]*\d+[.)][ \t]+", re.MULTILINE)
 _QUOTED = re.compile(r"\"([^\"\n]{1,120})\"|“([^”\n]{1,120})”|(?<!\w)'([^'\n]{1,120})'(?!\w)")
 _TOKEN = re.compile(r"[^\W_](?:[\w&]|['’.-](?=\w))*")
 _WORD = re.compile(r"[^\W_]+")
+_PLACEHOLDER = re.compile(r"<[A-Za-z][\w ]{0,30}>")
 _SENTENCE_END = re.compile(r"[.!?]\s*$")
 _BULLET = re.compile(r"^\s*(?:[-*•·]|\d+[.)])\s*$")
 
@@ -202,6 +203,8 @@ def unsupported_claims(answer: str, evidence: Evidence) -> list[str]:
         decimals = len(fraction) - 1 if fraction else 0
         if not evidence.has_number(value, decimals, percent=bool(percent)):
             missing.append(match.group())
+    # A template placeholder copied from a prompt ("<products>") is never an answer.
+    missing.extend(match.group() for match in _PLACEHOLDER.finditer(text))
     unquoted = _QUOTED.sub(" ; ", text)  # a quoted name is checked whole, not again in parts
     for name in [*quoted_names(text), *capitalised_names(unquoted)]:
         if name and not _is_common(name) and not evidence.has_name(name):

@@ -143,8 +143,7 @@ answer the question from the result alone.
 - Use only the rows shown. Never add facts, names or numbers that are not in them.
 - Be concise: one to three sentences, or a short list. Name the numbers.
 - When there are rows, they are the answer: state what they say (list the names, give the
-  counts), even when the question is about something missing, like "<things> with no
-  <property>".
+  counts), even when the question asks for things that lack something.
 - When the result is empty and the query clearly asked the right thing, set
   answers_question to true and answer "Nothing in the graph matches."
 - If the rows do not answer the question (wrong columns, wrong filter, a likely misspelt

@@ -43,6 +43,8 @@ ASKED = (
         ("Keanu acted in 100 movies.", ["100"]),
         ("The average rating is 7.95.", ["7.95"]),
         ("Speed grossed $350,448,145.", ["350,448,145"]),
+        # A real 1.5B model copied the evaluate prompt's placeholders into its answer.
+        ("Keanu Reeves acted in: <films> with no <property>", ["<films>", "<property>"]),
     ],
 )
 def test_claims_must_be_in_the_rows_or_the_question(answer: str, missing: list[str]) -> None:
