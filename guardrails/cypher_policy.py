@@ -39,7 +39,7 @@ from dataclasses import dataclass, field
 from fnmatch import fnmatchcase
 
 from guardrails.cypher_cost import cost_problem
-from guardrails.cypher_tokens import KEYWORDS, Token, referenced_names, tokenize
+from guardrails.cypher_tokens import KEYWORDS, Token, matching_open, referenced_names, tokenize
 
 logger = logging.getLogger(__name__)
 
@@ -1020,7 +1020,7 @@ def _check_untyped_relationships(
                 "a relationship without a type could be one this channel may not see; give it "
                 "its type, e.g. (a)-[:TYPE]->(b)"
             )
-        open_left = _opening(tokens, left)
+        open_left = matching_open(tokens, left)
         left_labelled = open_left is not None and _node_label_state(tokens, open_left, entities)
         right_labelled = (
             right is not None
@@ -1041,18 +1041,6 @@ def _closing(tokens: list[Token], open_idx: int, opener: str, closer: str) -> in
         if tokens[j].is_punct(opener):
             depth += 1
         elif tokens[j].is_punct(closer):
-            depth -= 1
-            if depth == 0:
-                return j
-    return None
-
-
-def _opening(tokens: list[Token], close_idx: int) -> int | None:
-    depth = 0
-    for j in range(close_idx, -1, -1):
-        if tokens[j].is_punct(")"):
-            depth += 1
-        elif tokens[j].is_punct("("):
             depth -= 1
             if depth == 0:
                 return j

@@ -437,7 +437,8 @@ def _node_at(tokens: list[Token], open_idx: int) -> tuple[str | None, str | None
     return var, None
 
 
-def _matching_open(tokens: list[Token], close_idx: int) -> int | None:
+def matching_open(tokens: list[Token], close_idx: int) -> int | None:
+    """Index of the `(` that the `)` at `close_idx` closes, or None."""
     depth = 0
     for j in range(close_idx, -1, -1):
         if tokens[j].is_punct(")"):
@@ -509,7 +510,7 @@ def referenced_names(cypher: str) -> ReferencedNames:
         if rel is None:
             continue
         types, direction, right_open = rel
-        left_open = _matching_open(tokens, idx)
+        left_open = matching_open(tokens, idx)
         if left_open is None or not types:
             continue
         left_var, left_label = _node_at(tokens, left_open)

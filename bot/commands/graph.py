@@ -17,6 +17,7 @@ from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
 from graph_agent.graphdb import GraphDB, GraphError, parse_graph_url, schema_text
+from graph_agent.graphdb.protocol import persist
 
 log = logging.getLogger(__name__)
 
@@ -88,9 +89,7 @@ def _load_public_dataset(name: str, reset: bool) -> None:
                 name,
                 progress=lambda done, total: bar.update(task, completed=done, total=total),
             )
-        persist = getattr(db, "persist", None)
-        if callable(persist):
-            persist()  # the embedded engine saves now, so a crash cannot lose the load
+        persist(db)
         console.print(
             f"Loaded {stats.nodes:,} nodes and {stats.relationships:,} relationships "
             f"in {stats.seconds:.1f}s into {db.url} ({dataset.title}, from {dataset.source})."
@@ -138,10 +137,7 @@ def demo_data(
                 seed=seed,
                 progress=lambda done, total: bar.update(task, completed=done, total=total),
             )
-        persist = getattr(db, "persist", None)
-        if persist is not None:
-            # On disk now, not at the next automatic save: a crash must not empty the graph.
-            persist()
+        persist(db)
         console.print(
             f"Loaded {stats.nodes:,} nodes and {stats.relationships:,} relationships "
             f"in {stats.seconds:.1f}s into {db.url}."

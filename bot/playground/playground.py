@@ -85,16 +85,14 @@ def seed_examples_path() -> Path:
 def ensure_demo(db: GraphDB) -> bool:
     """Load the demo graph into an empty database; True when it did."""
     from graph_agent.demo import load_demo
+    from graph_agent.graphdb.protocol import persist
 
     nodes, _ = db.counts()
     if nodes:
         return False
     logger.info("the graph is empty: loading the demo graph")
     stats = load_demo(db)
-    persist = getattr(db, "persist", None)
-    if callable(persist):
-        # On disk now, with its node count recorded: a crash cannot silently empty the graph.
-        persist()
+    persist(db)
     logger.info("loaded %d nodes and %d relationships", stats.nodes, stats.relationships)
     return True
 

@@ -157,3 +157,11 @@ def write_in_batches(
             db.run_write(cypher, {param: batch})
             written += len(batch)
     return written
+
+
+def persist(db: GraphDB) -> None:
+    """Put a freshly loaded graph on disk now, where the adapter can (the embedded engine
+    saves and records its node count, so a crash cannot silently empty it); else nothing."""
+    save = getattr(db, "persist", None)
+    if callable(save):
+        save()
