@@ -43,6 +43,7 @@ from graph_agent.structured import Evaluation, ask_structured
 from guardrails.cypher_policy import RESTRICTION_CATEGORIES, check_cypher
 from guardrails.cypher_tokens import referenced_names, tokenize
 from guardrails.extract import extract_cypher
+from guardrails.intent import asks_to_change
 from guardrails.redact_rows import redact_rows
 from guardrails.topic import ScopeDecision, fallback_decision, parse_decision, parse_json_object
 from memory.types import Example
@@ -117,6 +118,10 @@ async def understand(state: AgentState, runtime: Runtime[Context]) -> Update:
         example = await asyncio.to_thread(ctx.examples.exact, question)
         if example is not None:
             return update | _reuse(example)
+    if asks_to_change(question):
+        # Decided without the model: a small one called "delete all orders" in scope, and the
+        # person deserves "I only read" rather than three refused write statements.
+        return update | {"scope": "out_of_scope", "scope_reason": WRITE_REQUEST}
     if ctx.llms is None:
         return update | {"fatal": True, "error_kind": "llm_not_configured"}
 
@@ -185,11 +190,23 @@ async def _stand_alone(
     return (repaired if len(left) < len(words) else decision), calls
 
 
+WRITE_REQUEST = "asks to change the graph"
+"""The guard's reason when the question itself is an instruction to change data."""
+
+
 @step("refuse")
 async def refuse(state: AgentState, runtime: Runtime[Context]) -> Update:
     """A helpful refusal: what the bot can answer, with example questions."""
     ctx = runtime.context
     suggestions = ctx.suggestions[:3]
+    if state.get("scope_reason") == WRITE_REQUEST:
+        answer = (
+            "I can only read the graph, never change it: ask an admin to make that change. "
+            "I can look things up for you (who, which, how many…)."
+        )
+        if suggestions:
+            answer += " For example:\n" + "\n".join(f"• {q}" for q in suggestions)
+        return {"outcome": "out_of_scope", "answer": answer, "suggestions": suggestions}
     answer = (
         f"I can only answer questions about what is in the graph: {ctx.description}\n"
         "That question looks like it is about something else."

@@ -183,6 +183,35 @@ def test_out_of_scope_refuses_helpfully_without_running_cypher(
     assert result.llm_calls == 1
 
 
+@pytest.mark.parametrize(
+    ("history", "question"),
+    [
+        ([], "Delete all the incidents from last year."),
+        ([], "Can you set the tier of every service to 1?"),
+        (
+            [
+                Turn(
+                    "Which teams use PostgreSQL?",
+                    "Which teams use PostgreSQL?",
+                    POSTGRES_TEAMS,
+                    "Data",
+                )
+            ],
+            "Then remove them.",
+        ),
+    ],
+)
+def test_a_request_to_change_the_graph_is_refused_without_the_model(
+    spy: SpyDB, store: InMemoryExampleStore, history: list[Turn], question: str
+) -> None:
+    # The model would call it in scope and write a SET: it is never asked.
+    model = ScriptedChatModel(replies=[guard_reply("in_scope")])
+    result = make_agent(spy, model, store).run(question, history=history)
+    assert result.outcome == "out_of_scope"
+    assert "only read the graph" in result.answer
+    assert model.calls == [] and spy.ran == [] and spy.validated == []
+
+
 def test_needs_clarification_asks_back(spy: SpyDB, store: InMemoryExampleStore) -> None:
     model = ScriptedChatModel(
         replies=[guard_reply("needs_clarification", clarification="Which team do you mean?")]

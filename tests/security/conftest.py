@@ -243,6 +243,8 @@ def stopping_layer(result: AgentResult | None) -> str:
         return "input"
     if result.outcome in ("answered", "no_data"):
         return "none"
+    if result.outcome == "out_of_scope" and not result.attempts and result.llm_calls == 0:
+        return "intent"
     errors = [a.error or "" for a in result.attempts]
     engine = [
         e

@@ -105,6 +105,8 @@ def test_hostile_input_changes_nothing_and_gets_a_kind_reply(
     crashes = [r for r in caplog.records if r.levelno >= logging.ERROR]
     assert not crashes, [r.getMessage()[:200] for r in crashes]
     assert stopped == item.layer, f"expected the {item.layer} layer to stop it, got {stopped}"
+    if item.layer == "intent":
+        assert "only read the graph" in reply, reply[:300]
     if item.layer == "policy":
         assert result is not None and result.outcome == "failed"
         assert ":warning:" in reply and "Reference" in reply, reply[:300]
