@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import functools
 import logging
+import re
 import time
 from collections.abc import Awaitable, Callable
 from typing import Any, Protocol
@@ -585,6 +586,9 @@ async def evaluate(state: AgentState, runtime: Runtime[Context]) -> Update:
     }
 
 
+_ROW_CAP = re.compile(r"\b(?:LIMIT|SKIP)\s+\d+", re.IGNORECASE)
+
+
 def _grounded(ctx: Context, state: AgentState, answer: str) -> tuple[str, bool]:
     """The answer held to the rows (no model call): (text to give, whether it was replaced).
 
@@ -597,7 +601,9 @@ def _grounded(ctx: Context, state: AgentState, answer: str) -> tuple[str, bool]:
     plain = plain_answer(columns, rows, truncated=state.get("truncated", False))
     missing: list[str] = []
     if answer != plain:  # the plain rendering is the rows themselves
-        known = " ".join([question, cypher, *columns])
+        # The query's literals may be echoed, but not its row cap: "100 miles" from LIMIT 100
+        # over rows of nulls was a real 1.5B answer.
+        known = " ".join([question, _ROW_CAP.sub(" ", cypher), *columns])
         missing = unsupported_claims(answer, Evidence(rows, known))
     if missing:
         # Counts only at INFO: the claims may quote the user's text.

@@ -92,6 +92,18 @@ def test_a_made_up_number_over_rows_is_replaced_by_the_rows(demo_db: GraphDB) ->
     assert f"team: {top_team}, people: {top_people}" in result.answer
 
 
+def test_the_row_cap_of_the_query_grounds_no_number(demo_db: GraphDB) -> None:
+    # A real 1.5B model answered "… is 100 miles" over rows of nulls, taking 100 from LIMIT 100.
+    capped = "MATCH (t:Team) RETURN t.name AS cost LIMIT 100"
+    _model, result = ask(
+        demo_db,
+        [guard_reply(), cypher_reply(capped), evaluation_reply(answer="It costs 100 dollars.")],
+        "How much does a team cost?",
+    )
+    assert result.rows and result.ungrounded
+    assert "100" not in result.answer
+
+
 def test_a_made_up_name_over_rows_is_replaced_by_the_rows(demo_db: GraphDB) -> None:
     _model, result = ask(
         demo_db,

@@ -302,7 +302,9 @@ def test_writes_refused_on_every_attempt_say_the_bot_only_reads(
 ) -> None:
     write = cypher_reply("MATCH (p:Person) SET p.name = 'x' RETURN p")
     model = ScriptedChatModel(replies=[guard_reply(), write, write, write])
-    result = make_agent(spy, model, store, max_attempts=3).run("Rename everyone to x")
+    # A read question the model answers with writes (an instruction to write never gets
+    # this far: the guard declines it before the model is asked).
+    result = make_agent(spy, model, store, max_attempts=3).run("What is everyone called?")
     assert result.outcome == "failed" and result.error_kind == "attempts_exhausted"
     assert "only read the graph" in result.answer
     assert spy.ran == [] and spy.validated == []
