@@ -10,7 +10,7 @@ from enum import Enum
 from importlib import resources
 from typing import Any
 
-from graph_agent.graphdb.protocol import GraphDB, SupportsIndexes
+from graph_agent.graphdb.protocol import GraphDB, SupportsIndexes, batched
 from graph_agent.graphdb.schema import quote_name
 
 BATCH_ROWS = 2000
@@ -55,14 +55,7 @@ def read_csv(package: str, name: str, kinds: Mapping[str, Kind]) -> list[dict[st
 def _batches(
     rows: Iterable[dict[str, Any]], size: int = BATCH_ROWS
 ) -> Iterator[list[dict[str, Any]]]:
-    batch: list[dict[str, Any]] = []
-    for row in rows:
-        batch.append(row)
-        if len(batch) >= size:
-            yield batch
-            batch = []
-    if batch:
-        yield batch
+    return batched(rows, size)
 
 
 @dataclass(frozen=True)

@@ -9,7 +9,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from graph_agent.demo.generator import LABELS, DemoGenerator, DemoSizes
-from graph_agent.graphdb.protocol import GraphDB, SupportsIndexes
+from graph_agent.graphdb.protocol import GraphDB, SupportsIndexes, batched
 from graph_agent.graphdb.schema import quote_name
 
 logger = logging.getLogger(__name__)
@@ -41,14 +41,7 @@ class DemoStats:
 def _batches(
     rows: Iterable[dict[str, Any]], size: int = BATCH_ROWS
 ) -> Iterator[list[dict[str, Any]]]:
-    batch: list[dict[str, Any]] = []
-    for row in rows:
-        batch.append(row)
-        if len(batch) >= size:
-            yield batch
-            batch = []
-    if batch:
-        yield batch
+    return batched(rows, size)
 
 
 def _rel_rows(rows: Iterable[dict[str, Any]]) -> Iterator[dict[str, Any]]:
