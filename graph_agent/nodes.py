@@ -25,7 +25,7 @@ from graph_agent.graphdb.errors import (
     QueryTimeoutError,
     ResourceLimitError,
 )
-from graph_agent.graphdb.schema import schema_text
+from graph_agent.graphdb.schema import schema_text, schema_vocabulary
 from graph_agent.grounding import (
     Evidence,
     leaning_words,
@@ -44,8 +44,9 @@ from graph_agent.structured import Evaluation, ask_structured
 from guardrails.cypher_policy import RESTRICTION_CATEGORIES, check_cypher
 from guardrails.cypher_tokens import referenced_names, tokenize
 from guardrails.extract import extract_cypher
-from guardrails.intent import asks_to_change
+from guardrails.intent import asks_for_a_task, asks_to_change
 from guardrails.redact_rows import redact_rows
+from guardrails.relevance import content_words, name_words, relevance, stem
 from guardrails.topic import ScopeDecision, fallback_decision, parse_decision, parse_json_object
 from memory.types import Example
 
@@ -123,6 +124,16 @@ async def understand(state: AgentState, runtime: Runtime[Context]) -> Update:
         # Decided without the model: a small one called "delete all orders" in scope, and the
         # person deserves "I only read" rather than three refused write statements.
         return update | {"scope": "out_of_scope", "scope_reason": WRITE_REQUEST}
+    if asks_for_a_task(question):
+        return update | {"scope": "out_of_scope", "scope_reason": TASK_REQUEST}
+    hints = await _hints(ctx, question)
+    related = relevance(question, schema_vocabulary(ctx.schema), [v for _l, _p, v in hints])
+    if related.decline:
+        # A 1.5B guard called "a recipe for gnocchi" and "the weather in Palma" in scope
+        # because a word matched a stored value; the topic word matches nothing in the graph.
+        logger.info("declined before the model: %s", related.reason)
+        return update | {"scope": "out_of_scope", "scope_reason": related.reason}
+    update["value_hints"] = hints
     if ctx.llms is None:
         return update | {"fatal": True, "error_kind": "llm_not_configured"}
 
@@ -193,6 +204,8 @@ async def _stand_alone(
 
 WRITE_REQUEST = "asks to change the graph"
 """The guard's reason when the question itself is an instruction to change data."""
+TASK_REQUEST = "asks for an errand or a piece of writing"
+"""The guard's reason for "Book me a flight…", "Write a Python function…"."""
 
 
 @step("refuse")
@@ -208,10 +221,11 @@ async def refuse(state: AgentState, runtime: Runtime[Context]) -> Update:
         if suggestions:
             answer += " For example:\n" + "\n".join(f"• {q}" for q in suggestions)
         return {"outcome": "out_of_scope", "answer": answer, "suggestions": suggestions}
-    answer = (
-        f"I can only answer questions about what is in the graph: {ctx.description}\n"
-        "That question looks like it is about something else."
-    )
+    if state.get("scope_reason") == TASK_REQUEST:
+        lead = "I can't do errands or write code or texts; I answer questions from the graph."
+    else:
+        lead = "That question looks like it is about something else."
+    answer = f"I can only answer questions about what is in the graph: {ctx.description}\n{lead}"
     if suggestions:
         answer += " You could ask, for example:\n" + "\n".join(f"• {q}" for q in suggestions)
     return {"outcome": "out_of_scope", "answer": answer, "suggestions": suggestions}
@@ -263,11 +277,15 @@ async def _hints(ctx: Context, question: str) -> list[tuple[str, str, str]]:
 
 
 async def _prompt_parts(
-    ctx: Context, question: str
+    ctx: Context, question: str, known_hints: list[tuple[str, str, str]] | None = None
 ) -> tuple[dict[str, str], list[int], list[tuple[str, str, str]]]:
     """Schema (pruned for large graphs), examples and value hints for generate and correct;
-    also the example ids and the structured hints (kept in the state for validate/execute)."""
-    candidates, hints = await asyncio.gather(_examples(ctx, question), _hints(ctx, question))
+    also the example ids and the structured hints (kept in the state for validate/execute).
+    `known_hints` are the hints already looked up for this very question."""
+    if known_hints is None:
+        candidates, hints = await asyncio.gather(_examples(ctx, question), _hints(ctx, question))
+    else:
+        candidates, hints = await _examples(ctx, question), known_hints
     boost = {label for label, _prop, _value in hints}
     focus = question_focus(question, ctx.schema, sorted(boost))
     examples = rank_examples(candidates, question, focus, ctx.config.few_shot_k)
@@ -300,7 +318,9 @@ async def generate(state: AgentState, runtime: Runtime[Context]) -> Update:
     ctx = runtime.context
     assert ctx.llms is not None  # the router only comes here with an LLM
     ctx.progress("generate", "Writing a query…")
-    parts, example_ids, hints = await _prompt_parts(ctx, state["standalone_question"])
+    question = state["standalone_question"]
+    looked_up = state.get("value_hints") if question == state["question"] else None
+    parts, example_ids, hints = await _prompt_parts(ctx, question, looked_up)
     reply, call = await call_llm(
         ctx.llms.cypher,
         prompts.GENERATE.render(**parts),
@@ -398,7 +418,14 @@ async def validate(state: AgentState, runtime: Runtime[Context]) -> Update:
     cypher = linted.cypher
     checked = check_schema(cypher, ctx.schema)
     if checked.problems:
-        return _failed(cypher, "Schema check: " + "; ".join(checked.problems), "schema")
+        failed = _failed(cypher, "Schema check: " + "; ".join(checked.problems), "schema")
+        missing = _asked_but_missing(state["standalone_question"], checked.unknown, ctx)
+        before = set(state.get("missing_data") or [])
+        if missing and before & set(missing):
+            # Twice a name for a word of the question that the graph lacks ("salary"): a
+            # third attempt will not find what is not there.
+            failed["fatal"] = True
+        return failed | ({"missing_data": sorted(before | set(missing))} if missing else {})
     if checked.corrections:
         logger.info("auto-corrected: %s", "; ".join(checked.corrections))
     if checked.cypher != cypher or linted.fixes:
@@ -631,6 +658,32 @@ async def _hand_off(ctx: Context, question: str, cypher: str) -> None:
 
 # --- give up --------------------------------------------------------------------------------
 
+
+def _asked_but_missing(question: str, unknown: list[str], ctx: Context) -> list[str]:
+    """Words of the question that a statement needed as a label, type or property the graph
+    lacks, and that nothing else in the graph is called ("salary" in `e.salary`)."""
+    asked = {stem(w): w.lower() for w in content_words(question)}
+    vocabulary = schema_vocabulary(ctx.schema)
+    found = []
+    for name in unknown:
+        for word in name_words(name):
+            if stem(word) in asked and not vocabulary.knows(word):
+                found.append(asked[stem(word)])
+    return list(dict.fromkeys(found))
+
+
+def _no_such_data(state: AgentState, ctx: Context) -> Update:
+    """The question asks for something the graph has no name for: say so, plainly."""
+    words = state.get("missing_data") or []
+    logger.info("the graph has no label, type or property for: %s", ", ".join(words))
+    topic = " or ".join(f"“{w}”" for w in words[:3])
+    answer = (
+        f"The graph has no data on {topic}: nothing in it is called that, so I can't answer "
+        f"this from it. It holds {ctx.description[:1].lower()}{ctx.description[1:]}"
+    )
+    return {"outcome": "out_of_scope", "error_kind": None, "answer": answer}
+
+
 FAILURE_TEXT = {
     "llm_timeout": "The language model took too long to answer. Try again in a minute, "
     "or ask a shorter question.",
@@ -667,6 +720,12 @@ GIVE_UP_DEFAULT = "None of the queries I wrote gave an answer."
 async def give_up(state: AgentState, runtime: Runtime[Context]) -> Update:
     """An honest failure that says what went wrong and what to try."""
     kind = state.get("error_kind")
+    if (
+        state.get("missing_data")
+        and kind in (None, "attempts_exhausted")
+        and state.get("last_stage") == "schema"
+    ):
+        return _no_such_data(state, runtime.context)
     if kind is None:
         costly = state.get("last_stage") in ("timeout", "resource")
         kind = "query_timeout" if costly else "attempts_exhausted"

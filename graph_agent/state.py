@@ -64,6 +64,8 @@ class AgentState(TypedDict, total=False):
     """Statements tried so far (generate or reuse counts as 1, each correction adds 1)."""
     max_attempts: int
     """Loop bound: statements allowed for this question (from the config)."""
+    missing_data: list[str]
+    """Words of the question that statements needed as names the graph lacks ("salary")."""
     answer: str
     """The final text for the user."""
     ungrounded: bool

@@ -22,6 +22,8 @@ class SchemaCheck:
     """Why the statement cannot run on this schema; empty when it can."""
     corrections: list[str] = field(default_factory=list)
     """What was fixed automatically (relationship directions)."""
+    unknown: list[str] = field(default_factory=list)
+    """Labels, relationship types and properties the statement names that the schema lacks."""
 
 
 def _fits(want: str | None, have: str) -> bool:
@@ -40,6 +42,9 @@ def check_schema(cypher: str, schema: GraphSchema) -> SchemaCheck:
     props = {p.name for label in schema.labels for p in label.properties}
     props |= {p.name for rel in schema.relationships for p in rel.properties}
     check = SchemaCheck(cypher=cypher)
+    check.unknown = sorted(
+        (names.labels - labels) | (names.rel_types - types) | (names.properties - props)
+    )
     if unknown := sorted(names.labels - labels):
         check.problems.append(
             f"unknown label(s) {', '.join(unknown)}; labels are: {', '.join(sorted(labels))}"

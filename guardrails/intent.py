@@ -48,3 +48,25 @@ def _is_listing(sentence: str) -> bool:
     return bool(_READ_PRODUCTS.search(sentence)) and (
         not sentence.lower().lstrip().startswith("set") or bool(_NOT_A_COMMAND.search(sentence))
     )
+
+
+_TASK = re.compile(
+    rf"^\W*{_POLITE}{_ASKING}{_POLITE}(?:"
+    # Errands: "Book me a flight", "Schedule a meeting with …", "Remind me to …".
+    r"(?:book|reserve|schedule|remind|email|e-mail|text|call|phone|buy|pay)\s+(?:me|us|a|an|my|our)\b"
+    # Writing something other than a read of the graph: code, prose, a message.
+    r"|(?:write|compose|draft)\s+(?:me\s+|us\s+)?(?:a|an|some)\s+(?!(?:cypher\s+)?(?:query|list|"
+    r"table|report|summary|overview|chart)\b)"
+    r")",
+    re.IGNORECASE,
+)
+
+
+def asks_for_a_task(question: str) -> bool:
+    """True when the question is an errand or a writing task rather than a question about data
+    ("Book me a flight to Rome", "Write a Python function that …", "Schedule a meeting with the
+    Search team"). Asking for a read of the graph in writing ("Write a list of …", "Write a
+    query that …") is not a task."""
+    return any(
+        _TASK.match(sentence) for sentence in re.split(r"(?<=[.!?;])\s+|\n+", question.strip())
+    )

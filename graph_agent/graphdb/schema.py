@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import datetime as dt
+import functools
 import hashlib
 import logging
 from collections import Counter, defaultdict
@@ -10,6 +11,7 @@ from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
 from typing import Any
 
 from graph_agent.graphdb.protocol import GraphSchema, LabelInfo, PropertyInfo, RelPattern
+from guardrails.relevance import Vocabulary
 
 logger = logging.getLogger(__name__)
 
@@ -263,3 +265,20 @@ def jsonable(value: Any) -> Any:
     if isinstance(value, list | tuple | set | frozenset):
         return [jsonable(v) for v in value]
     return str(value)
+
+
+@functools.lru_cache(maxsize=8)
+def schema_vocabulary(schema: GraphSchema) -> Vocabulary:
+    """The graph's own words for the relevance check: label, relationship type and property
+    names, and the sampled values of category-like properties ("database", "SEV1")."""
+    names: list[str] = []
+    values: list[str] = []
+    for label in schema.labels:
+        names.append(label.name)
+        for prop in label.properties:
+            names.append(prop.name)
+            values.extend(prop.sample_values)
+    for rel in schema.relationships:
+        names.append(rel.type)
+        names.extend(p.name for p in rel.properties)
+    return Vocabulary(names, values)

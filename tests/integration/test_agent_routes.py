@@ -172,8 +172,8 @@ def test_follow_up_is_rewritten_from_previous_turns(
 def test_out_of_scope_refuses_helpfully_without_running_cypher(
     spy: SpyDB, store: InMemoryExampleStore
 ) -> None:
-    model = ScriptedChatModel(replies=[guard_reply("out_of_scope", reason="weather")])
-    result = make_agent(spy, model, store).run("What's the weather in Paris?")
+    model = ScriptedChatModel(replies=[guard_reply("out_of_scope", reason="elections")])
+    result = make_agent(spy, model, store).run("Who won the last election in Paris?")
     assert result.outcome == "out_of_scope"
     assert result.cypher is None and spy.ran == [] and spy.validated == []
     assert 2 <= len(result.suggestions) <= 3
@@ -210,6 +210,62 @@ def test_a_request_to_change_the_graph_is_refused_without_the_model(
     assert result.outcome == "out_of_scope"
     assert "only read the graph" in result.answer
     assert model.calls == [] and spy.ran == [] and spy.validated == []
+
+
+@pytest.mark.parametrize(
+    ("question", "says"),
+    [
+        ("What's the weather going to be like in Berlin tomorrow?", "something else"),
+        ("Tell me a joke about the Payments team.", "something else"),
+        ("Book me a meeting with the Payments team on Friday.", "errands"),
+        ("Write a Python function that retries an HTTP call.", "errands"),
+    ],
+)
+def test_a_general_topic_or_an_errand_is_declined_without_the_model(
+    spy: SpyDB, store: InMemoryExampleStore, question: str, says: str
+) -> None:
+    # A small model's guard calls these in scope because a word matches the graph.
+    model = ScriptedChatModel(replies=[guard_reply("in_scope")])
+    result = make_agent(spy, model, store).run(question)
+    assert result.outcome == "out_of_scope"
+    assert says in result.answer
+    assert model.calls == [] and spy.validated == []
+
+
+def test_a_question_using_the_graphs_words_still_reaches_the_model(
+    spy: SpyDB, store: InMemoryExampleStore
+) -> None:
+    model = ScriptedChatModel(
+        replies=[guard_reply(), cypher_reply(TEAM_SIZES), evaluation_reply(answer="ok")]
+    )
+    result = make_agent(spy, model, store).run("Write a list of the teams with the most people.")
+    assert result.outcome == "answered"
+    assert steps(model) == ["guard", "generate", "evaluate"]
+
+
+def test_a_property_the_graph_lacks_is_named_instead_of_failing(
+    spy: SpyDB, store: InMemoryExampleStore
+) -> None:
+    salary = cypher_reply("MATCH (p:Person {name: 'Kenji Smith'}) RETURN p.salary AS salary")
+    model = ScriptedChatModel(replies=[guard_reply(), salary, salary, salary])
+    result = make_agent(spy, model, store, max_attempts=3).run("What is Kenji Smith's salary?")
+    assert result.outcome == "out_of_scope"
+    assert "no data on “salary”" in result.answer
+    assert "people" in result.answer  # what the graph does hold
+    # The second statement named the same missing property: no third attempt.
+    assert steps(model) == ["guard", "generate", "correct"]
+    assert spy.ran == []
+
+
+def test_a_missing_name_the_question_did_not_use_is_an_ordinary_failure(
+    spy: SpyDB, store: InMemoryExampleStore
+) -> None:
+    wrong = cypher_reply("MATCH (p:Person) RETURN p.fullname AS name")
+    model = ScriptedChatModel(replies=[guard_reply(), wrong, wrong, wrong])
+    result = make_agent(spy, model, store, max_attempts=3).run("Who works here?")
+    assert result.outcome == "failed"
+    assert result.error_kind == "attempts_exhausted"
+    assert steps(model) == ["guard", "generate", "correct", "correct"]
 
 
 def test_needs_clarification_asks_back(spy: SpyDB, store: InMemoryExampleStore) -> None:

@@ -18,6 +18,9 @@ from graph_agent.datasets import DATASETS, is_loaded, load_dataset
 from graph_agent.evaluation import EvalItem, load_items
 from graph_agent.examples import normalise_question
 from graph_agent.graphdb import GraphDB, connect
+from graph_agent.graphdb.schema import schema_vocabulary
+from guardrails.intent import asks_for_a_task, asks_to_change
+from guardrails.relevance import relevance
 
 EVALS = Path(__file__).resolve().parents[2] / "evals"
 DEMO_EVAL = EVALS / "demo.yaml"
@@ -99,3 +102,43 @@ def test_each_dataset_set_covers_what_the_issue_asks_for(name: str) -> None:
     assert tags["follow-up"] >= 4
     for tag in ("lookup", "multi-hop", "aggregation", "ordering", "nulls", "synonyms", "negation"):
         assert tags[tag] >= 2, tag
+
+
+def _declined_before_the_model(db: GraphDB, question: str) -> bool:
+    """What `understand` decides without a model: a change, an errand or a foreign topic."""
+    hits = [match.value for match in db.lookup_values(question, 5)]
+    verdict = relevance(question, schema_vocabulary(db.schema(sample=200)), hits)
+    return verdict.decline or asks_for_a_task(question) or asks_to_change(question)
+
+
+def test_no_answerable_question_of_any_set_is_declined_before_the_model(
+    demo_db: GraphDB, dataset_dbs: dict[str, GraphDB]
+) -> None:
+    sets = [(demo_db, ITEMS), *((dataset_dbs[name], DATASET_ITEMS[name]) for name in DATASETS)]
+    wrongly = [
+        item.id
+        for db, items in sets
+        for item in items
+        if item.expected == "answer" and _declined_before_the_model(db, item.question)
+    ]
+    assert wrongly == []
+
+
+def test_off_topic_questions_of_the_new_sets_are_declined_before_the_model(
+    dataset_dbs: dict[str, GraphDB],
+) -> None:
+    # "no-data" items (a salary, a star rating) use the graph's words: they reach the model and
+    # end in "the graph has no data on …" when the statements need a name the graph lacks.
+    off_topic = [
+        (name, item)
+        for name in DATASETS
+        for item in DATASET_ITEMS[name]
+        if "out-of-scope" in item.tags and "no-data" not in item.tags
+    ]
+    assert len(off_topic) >= 8
+    kept = [
+        item.id
+        for name, item in off_topic
+        if not _declined_before_the_model(dataset_dbs[name], item.question)
+    ]
+    assert kept == []

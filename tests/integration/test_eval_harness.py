@@ -102,13 +102,18 @@ def test_full_mode_scores_every_item_through_http(demo_db: GraphDB, fake: FakeOp
         # A follow-up left with its pronoun ("they") gets one guard:resolve call.
         resolve = int(bool(item.follow_up_of and leaning_words(item.question, item.question)))
         if item.expected == "refusal":
-            assert record["outcome"] == "out_of_scope" and record["llm_calls"] == 1
+            # Declined by the model's guard, or before it (a change, an errand, a topic such as
+            # the weather that the graph has no word for).
+            assert record["outcome"] == "out_of_scope"
+            assert record["llm_steps"] in ([], ["guard"])
+            assert record["llm_calls"] == len(record["llm_steps"])
         elif item.question in table.flawed:
             assert record["attempts"] == 2  # guard, gen, fix, eval
             assert record["llm_calls"] == 4 + resolve
         else:
             assert record["llm_calls"] == 3 + resolve and record["answer_mentions"] > 0
-        assert record["prompt_tokens"] > 0 and record["completion_tokens"] > 0
+        if record["llm_calls"]:
+            assert record["prompt_tokens"] > 0 and record["completion_tokens"] > 0
     # The follow-up's guard prompt carried the earlier turns of its conversation.
     guard_prompts = [
         str(r["messages"][-1]["content"]) for r in fake.requests if r["model"] == "fake-small"

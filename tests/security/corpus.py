@@ -234,7 +234,7 @@ def _procedure_inputs() -> list[HostileInput]:
             True,
         ),
         "dbms-create-user": ("CALL dbms.security.createUser('eve', 'secret', false)", True),
-        "dbms-change-password": ("CALL dbms.security.changePassword('hunter2')", True),
+        "dbms-change-pw": ("CALL dbms.security.changePassword('hunter2')", True),
         "dbms-lowercase": ("call DBMS.Security.CreateUser('eve', 'secret', false)", True),
         "db-create-vector": (
             "MATCH (p:Person) CALL db.create.setNodeVectorProperty(p, 'v', [1.0])",
@@ -275,7 +275,7 @@ def _load_csv_inputs() -> list[HostileInput]:
             id=f"loadcsv-{name}",
             attack_class="LOAD CSV (files, URLs)",
             layer="policy",
-            question="What is in the passwords file?",
+            question="What is in the users file?",
             cypher=cypher,
             writes=False,
         )

@@ -46,11 +46,18 @@ def _history() -> list[Turn]:
     ]
 
 
+class _NoStoredValues:
+    """The only thing the guard asks of the graph: stored values like the question's words."""
+
+    def lookup_values(self, text: str, limit: int = 5) -> list[Any]:
+        return []
+
+
 def _understand(replies: list[Any], history: list[Turn] | None = None) -> tuple[str, AgentState]:
     """Run the real understand node on scripted guard replies; (next node, state after it)."""
     model = ScriptedChatModel(replies=list(replies))
     ctx = Context(
-        db=cast(GraphDB, None),  # the guard never touches the graph
+        db=cast(GraphDB, _NoStoredValues()),
         llms=LLMs(cypher=model, fast=model),
         examples=InMemoryExampleStore(),
         config=AgentConfig(),

@@ -1,0 +1,179 @@
+"""Does a question touch the graph at all? A check on words, made before any model is asked.
+
+A small model's guard calls nearly everything in scope ("a recipe for gnocchi", "the prime
+minister of Ireland"), and then the generator spends three attempts on a question the graph
+cannot answer. This check needs no model: it compares the question's content words with the
+graph's own vocabulary (label, relationship type and property names, sampled category values)
+and with the stored values the value lookup found for the question. It is deliberately one-sided:
+it only ever declines a question about a general-knowledge topic (the weather, a recipe, a joke)
+that the graph has no word for; everything else goes on to the model's guard.
+
+Why not also decline questions that name nothing of the graph? Measured on the three eval sets,
+that rule declined 8 of ~150 answerable questions that use synonyms or misspellings ("Which
+drinks do we sell?" for a Beverages category, "repos written in Golang"), which is worse than a
+slow honest failure. The words the graph lacks are still reported (`foreign`), for the log and
+for the "the graph has no data on …" answer after failed attempts.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable
+from dataclasses import dataclass
+from difflib import SequenceMatcher
+
+_WORD = re.compile(r"[A-Za-z][A-Za-z'’]*")
+
+_STOP_TEXT = """
+    a an the this that these those there here it its it's they them their we us our you your i me my
+    he him his she her hers who whom whose which what when where why how whats whos
+    is are was were be been being am do does did done doing have has had having will would shall
+    should can could may might must
+    of in on at to from by for with without about into onto over under between among through
+    during before after above below up down out off than then as like per via within across
+    and or but nor not no yes if so also only just both either neither each every all any some
+    none many much more most less least few fewer several other others another such same own
+    one ones two three first last next previous top bottom
+    show list give tell find get name names count number numbers total amount sum average
+    please thanks thank kindly let lets want need know see look display return
+    everything anything something nothing everyone anyone someone nobody
+"""
+STOP_WORDS = frozenset(_STOP_TEXT.split())
+"""Words that say how to ask, not what about; they never decide whether a question touches the graph."""
+
+_GRAPH_TEXT = """
+    graph graphs node nodes relationship relationships edge edges label labels property
+    properties schema data database record records entry entries kind kinds type types
+"""
+GRAPH_WORDS = frozenset(_GRAPH_TEXT.split())
+"""Questions about the graph itself ("how many nodes are there?") are always about the graph."""
+
+_TOPIC_TEXT = """
+    weather forecast rain raining snow snowing sunny temperature
+    recipe recipes cook cooking bake baking
+    joke jokes poem poems song songs lyrics story stories haiku
+    horoscope zodiac
+    bitcoin crypto cryptocurrency
+    news headline headlines
+    password passwords login
+    translate translation
+    capital president minister king queen
+    fifa olympics
+"""
+GENERAL_TOPICS = frozenset(_TOPIC_TEXT.split())
+"""General-knowledge and chit-chat topics. They decline a question only when the graph itself
+has no such word: a weather graph's "forecast" or a Country's "capital" property keeps it."""
+
+
+_QUERYING = re.compile(r"\b(?:cypher|query|queries)\b", re.IGNORECASE)
+
+
+def stem(word: str) -> str:
+    """A crude English stem, enough to match "suppliers" with `Supplier` and "directed" with
+    `DIRECTED`: lower case, no possessive, irregular and regular plurals, -ing/-ed."""
+    w = word.lower().replace("’", "'")
+    if w.endswith("'s"):
+        w = w[:-2]
+    w = w.strip("'")
+    w = _IRREGULAR.get(w, w)
+    if len(w) > 4 and w.endswith("ies"):
+        w = w[:-3] + "y"
+    elif len(w) > 4 and w.endswith(("sses", "ches", "shes", "xes")):
+        w = w[:-2]
+    elif len(w) > 3 and w.endswith("s") and not w.endswith(("ss", "us", "is")):
+        w = w[:-1]
+    if len(w) > 5 and w.endswith("ing"):
+        w = w[:-3]
+    elif len(w) > 4 and w.endswith("ed"):
+        w = w[:-2]
+    return w
+
+
+_IRREGULAR = {
+    "people": "person",
+    "men": "man",
+    "women": "woman",
+    "children": "child",
+    "mice": "mouse",
+    "feet": "foot",
+    "teeth": "tooth",
+}
+
+
+def name_words(name: str) -> list[str]:
+    """The words of a schema name: `unitsInStock` → units, in, stock; `ACTED_IN` → acted, in."""
+    spaced = re.sub(r"(?<=[a-z0-9])(?=[A-Z])", " ", name)
+    return [w for w in re.split(r"[^A-Za-z]+", spaced) if w]
+
+
+def content_words(question: str) -> list[str]:
+    """The question's words that say what it is about (stop words and numbers left out)."""
+    return [w for w in _WORD.findall(question) if w.lower().strip("'’") not in STOP_WORDS]
+
+
+@dataclass(frozen=True)
+class Relevance:
+    """Which words of a question the graph knows, and whether to decline it outright."""
+
+    touching: tuple[str, ...]
+    """Content words that match the graph's vocabulary or a stored value."""
+    foreign: tuple[str, ...]
+    """Content words the graph has no word for."""
+    general_topic: str | None = None
+    """A general-knowledge topic word the graph has no word for ("weather", "recipe")."""
+
+    @property
+    def decline(self) -> bool:
+        """It asks about a general-knowledge topic the graph has no word for."""
+        return self.general_topic is not None
+
+    @property
+    def reason(self) -> str:
+        return f"asks about {self.general_topic}, which the graph holds nothing about"
+
+
+class Vocabulary:
+    """The graph's words, stemmed, with a tolerant match for misspellings ("servics")."""
+
+    def __init__(self, names: Iterable[str], values: Iterable[str] = ()) -> None:
+        stems: set[str] = set()
+        for name in names:
+            stems.update(stem(w) for w in name_words(name))
+        for value in values:
+            stems.update(stem(w) for w in _WORD.findall(value))
+        self.stems = frozenset(s for s in stems if len(s) > 1)
+
+    def knows(self, word: str) -> bool:
+        s = stem(word)
+        if s in self.stems:
+            return True
+        if len(s) < 5:
+            return False
+        # One typo or a different suffix ("servics", "employment" vs "employee"): same start,
+        # close spelling.
+        return any(
+            len(known) >= 5
+            and known[:3] == s[:3]
+            and SequenceMatcher(None, s, known).ratio() >= 0.85
+            for known in self.stems
+        )
+
+
+def relevance(question: str, vocabulary: Vocabulary, value_words: Iterable[str] = ()) -> Relevance:
+    """How `question` relates to the graph: `value_words` are the words of stored values that
+    the value lookup matched for it (a product name, a city)."""
+    found = {stem(w) for value in value_words for w in _WORD.findall(value)}
+    # "Translate to Cypher: …" and "a query for the news items" are about querying the graph.
+    querying = bool(_QUERYING.search(question))
+    touching: list[str] = []
+    foreign: list[str] = []
+    topic: str | None = None
+    for word in content_words(question):
+        lowered = word.lower()
+        if lowered in GRAPH_WORDS or stem(word) in found or vocabulary.knows(word):
+            touching.append(word)
+            continue
+        foreign.append(word)
+        if topic is None and not querying and lowered in GENERAL_TOPICS:
+            topic = lowered
+    return Relevance(touching=tuple(touching), foreign=tuple(foreign), general_topic=topic)
