@@ -2,6 +2,21 @@
 
 from __future__ import annotations
 
+from typing import Literal
+
+ErrorKind = Literal[
+    "llm_not_configured",
+    "llm_error",
+    "llm_timeout",
+    "graph_down",
+    "query_timeout",
+    "query_error",
+    "deadline",
+    "attempts_exhausted",
+    "internal",
+]
+"""Why a run failed (AgentResult.error_kind): the bot and the eval branch on it."""
+
 
 class AgentError(Exception):
     """Root of the agent's own errors."""
@@ -24,3 +39,22 @@ class LLMError(AgentError):
 
 class LLMTimeoutError(LLMError):
     """The LLM did not answer within LLM_TIMEOUT_S."""
+
+
+FAILURE_TEXT: dict[ErrorKind, str] = {
+    "llm_not_configured": str(LLMNotConfiguredError()),
+    "llm_timeout": "The language model took too long to answer. Try again in a minute, "
+    "or ask a shorter question.",
+    "llm_error": "I couldn't reach the language model. Try again shortly; if it keeps "
+    "happening, ask an admin to check the LLM settings (OPENAI_BASE_URL, LLM_MODEL).",
+    "graph_down": "I couldn't reach the graph database. Try again shortly, or ask an admin "
+    "to run `cypherbot doctor`.",
+    "query_timeout": "The query took too long each time I tried. Try narrowing the question, "
+    "for example to one named thing or a time range.",
+    "query_error": "The query could not run.",
+    "deadline": "I ran out of time before finding an answer. Try a narrower question.",
+    "attempts_exhausted": "None of the queries I wrote gave an answer. Try rephrasing it.",
+    "internal": "Something went wrong on my side while answering. Please try again; if it "
+    "keeps happening, tell an admin (the bot's log has the details).",
+}
+"""The one wording of each failure for the person asking (never an engine's or a library's)."""

@@ -16,7 +16,7 @@ from langgraph.runtime import Runtime
 from graph_agent import prompts
 from graph_agent.answer_offline import denies_rows, plain_answer
 from graph_agent.context import Context
-from graph_agent.errors import LLMError, LLMNotConfiguredError, LLMTimeoutError
+from graph_agent.errors import FAILURE_TEXT, LLMError, LLMNotConfiguredError, LLMTimeoutError
 from graph_agent.graphdb.errors import (
     CypherSyntaxError,
     GraphConnectionError,
@@ -113,7 +113,7 @@ async def understand(state: AgentState, runtime: Runtime[Context]) -> Update:
     ctx = runtime.context
     ctx.progress("understand", "Understanding the question…")
     question = state["question"]
-    history = state.get("history", [])
+    history = state["history"]
     update: Update = {"standalone_question": question}
     # A verified question needs neither a rewrite nor a guard: reuse it straight away.
     if not history or ctx.llms is None:
@@ -347,7 +347,7 @@ async def generate(state: AgentState, runtime: Runtime[Context]) -> Update:
 async def correct(state: AgentState, runtime: Runtime[Context]) -> Update:
     """A new statement from the failed one and what went wrong (one LLM call)."""
     ctx = runtime.context
-    attempt = state.get("attempt_count", 1) + 1
+    attempt = state["attempt_count"] + 1
     if ctx.llms is None:
         return {"fatal": True, "error_kind": "llm_not_configured"}
     ctx.progress("correct", "Fixing the query…", attempt)
@@ -401,7 +401,7 @@ def _cut_off(reply: str) -> Update:
 async def validate(state: AgentState, runtime: Runtime[Context]) -> Update:
     """Extract the statement, apply the read-only policy, check names and directions, EXPLAIN."""
     ctx = runtime.context
-    ctx.progress("validate", "Checking the query…", state.get("attempt_count", 1))
+    ctx.progress("validate", "Checking the query…", state["attempt_count"])
     cypher = extract_cypher(state.get("draft", ""))
     if not cypher.strip():
         return _failed("", "The reply contained no Cypher statement.", "extract")
@@ -455,7 +455,7 @@ async def validate(state: AgentState, runtime: Runtime[Context]) -> Update:
 async def execute(state: AgentState, runtime: Runtime[Context]) -> Update:
     """Run the statement read-only with a timeout and a row cap."""
     ctx = runtime.context
-    attempt = state.get("attempt_count", 1)
+    attempt = state["attempt_count"]
     ctx.progress("execute", "Running it…" if attempt == 1 else f"Running it (attempt {attempt})…")
     capped = with_limit(state["cypher"], ctx.config.max_rows)
     judged = check_cypher(capped, ctx.policy)
@@ -536,7 +536,7 @@ def _missed_value(state: AgentState, cypher: str) -> str | None:
     """Feedback for an empty result that a value hint explains (the statement used none of
     the stored values the question names): once per question, and only while an attempt
     remains, so that a true "nothing matches" still gets its answer."""
-    if state.get("attempt_count", 1) >= state.get("max_attempts", 3):
+    if state["attempt_count"] >= state["max_attempts"]:
         return None
     if any(a.stage == "missed_value" for a in state.get("attempts", [])):
         return None
@@ -558,7 +558,7 @@ def _evaluation(reply: str) -> Evaluation:
 async def evaluate(state: AgentState, runtime: Runtime[Context]) -> Update:
     """Judge whether the rows answer the question and, if so, write the answer (one LLM call)."""
     ctx = runtime.context
-    ctx.progress("evaluate", "Reading the results…", state.get("attempt_count", 1))
+    ctx.progress("evaluate", "Reading the results…", state["attempt_count"])
     cypher, columns, rows = state["cypher"], state.get("columns", []), state.get("rows", [])
     truncated = state.get("truncated", False)
     calls: list[LLMCall] = []
@@ -598,7 +598,7 @@ async def evaluate(state: AgentState, runtime: Runtime[Context]) -> Update:
         feedback = verdict.feedback.strip() or "The rows do not answer the question."
         return {"llm_calls": calls} | _failed(cypher, feedback, "evaluate")
     answer, ungrounded = _grounded(ctx, state, verdict.answer.strip())
-    attempt = state.get("attempt_count", 1)
+    attempt = state["attempt_count"]
     self_healed = attempt > 1
     if self_healed:
         await _hand_off(ctx, state["standalone_question"], cypher)
@@ -682,19 +682,6 @@ def _no_such_data(state: AgentState, ctx: Context) -> Update:
         f"this from it. It holds {ctx.description[:1].lower()}{ctx.description[1:]}"
     )
     return {"outcome": "out_of_scope", "error_kind": None, "answer": answer}
-
-
-FAILURE_TEXT = {
-    "llm_timeout": "The language model took too long to answer. Try again in a minute, "
-    "or ask a shorter question.",
-    "llm_error": "I couldn't reach the language model. Try again shortly; if it keeps "
-    "happening, ask an admin to check the LLM settings (OPENAI_BASE_URL, LLM_MODEL).",
-    "graph_down": "I couldn't reach the graph database. Try again shortly, or ask an admin "
-    "to run `cypherbot doctor`.",
-    "query_timeout": "The query took too long each time I tried. Try narrowing the question, "
-    "for example to one named thing or a time range.",
-    "deadline": "I ran out of time before finding an answer. Try a narrower question.",
-}
 
 
 def _refused_for_this_channel(state: AgentState, ctx: Context) -> bool:

@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
+import time
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from graph_agent.errors import FAILURE_TEXT, ErrorKind
+from graph_agent.llm import LLMCall
 from memory.types import Outcome
 
 
@@ -65,8 +68,8 @@ class AgentResult:
     """Example questions offered with a refusal or a clarification request."""
     schema_fingerprint: str | None = None
     """Fingerprint of the schema the Cypher was verified on (stamped on taught examples)."""
-    error_kind: str | None = None
-    """llm_not_configured, llm_error, llm_timeout, graph_down, query_timeout, deadline…"""
+    error_kind: ErrorKind | None = None
+    """Why it failed (None unless outcome is "failed")."""
     ungrounded: bool = False
     """The model's answer named a number or name the rows (or, for an empty result, the
     question) do not hold; the plain rendering of the rows or "nothing matches" replaced it."""
@@ -74,3 +77,51 @@ class AgentResult:
     @property
     def total_ms(self) -> float:
         return sum(self.timings_ms.values())
+
+
+def failure(question: str, kind: ErrorKind, answer: str, started: float) -> AgentResult:
+    """A run that failed before or outside the state machine (no graph, the deadline)."""
+    return AgentResult(
+        question=question,
+        standalone_question=question,
+        answer=answer,
+        outcome="failed",
+        error_kind=kind,
+        timings_ms={"total": (time.perf_counter() - started) * 1000},
+    )
+
+
+def result_from_state(question: str, state: Mapping[str, Any], setup_ms: float) -> AgentResult:
+    """The typed result of a finished run from the graph's final state."""
+    calls: list[LLMCall] = state.get("llm_calls", [])
+    reused = state.get("reused_example_id")
+    example_ids = list(state.get("example_ids", []))
+    if reused is not None:
+        example_ids = [reused]
+    outcome = state.get("outcome", "failed")
+    answered = outcome in ("answered", "no_data")
+    answer = state.get("answer", "")
+    if outcome == "failed" and state.get("error_kind") == "llm_not_configured":
+        answer = FAILURE_TEXT["llm_not_configured"]
+    return AgentResult(
+        question=question,
+        standalone_question=state.get("standalone_question", question),
+        answer=answer,
+        outcome=outcome,
+        cypher=state.get("cypher") or None,
+        columns=list(state.get("columns", [])) if answered else [],
+        rows=list(state.get("rows", [])) if answered else [],
+        truncated=bool(state.get("truncated", False)) and answered,
+        attempts=list(state.get("attempts", [])),
+        llm_calls=len(calls),
+        llm_steps=[call.step for call in calls],
+        prompt_tokens=sum(call.prompt_tokens for call in calls),
+        completion_tokens=sum(call.completion_tokens for call in calls),
+        timings_ms={"setup": setup_ms, **state.get("timings_ms", {})},
+        example_ids=example_ids,
+        reused_example_id=reused,
+        self_healed=bool(state.get("self_healed", False)),
+        suggestions=list(state.get("suggestions", [])),
+        error_kind=state.get("error_kind") if outcome == "failed" else None,
+        ungrounded=bool(state.get("ungrounded", False)),
+    )

@@ -38,7 +38,7 @@ def after_draft(state: AgentState) -> Literal["validate", "correct", "give_up", 
 
 def _retry(state: AgentState) -> Literal["correct", "give_up"]:
     """Correct while attempts remain (each statement, even a cut-off one, is an attempt)."""
-    if state.get("attempt_count", 1) < state.get("max_attempts", 3):
+    if state["attempt_count"] < state["max_attempts"]:
         return "correct"
     return "give_up"
 

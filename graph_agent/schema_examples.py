@@ -17,6 +17,7 @@ from graph_agent.graphdb.errors import GraphError
 from graph_agent.graphdb.protocol import GraphDB, GraphSchema, LabelInfo, PropertyInfo, RelPattern
 from graph_agent.graphdb.schema import display_property, quote_name
 from graph_agent.pruning import name_words, question_words
+from graph_agent.words import plural
 from guardrails.cypher_tokens import referenced_names
 from memory.types import Example
 
@@ -174,13 +175,6 @@ def words(name: str) -> list[str]:
 def singular(label: str) -> str:
     """A label as a noun in a sentence: `OnCallRotation` → "on call rotation"."""
     return " ".join(words(label)) or label
-
-
-def plural(name: str) -> str:
-    """The agent's English plural (imported late: the agent imports the nodes, which import us)."""
-    from graph_agent.agent import plural as agent_plural
-
-    return agent_plural(name)
 
 
 def plural_noun(label: str) -> str:

@@ -3,13 +3,13 @@
 from __future__ import annotations
 
 import operator
-from typing import Annotated, Any, Literal, TypedDict
+from typing import Annotated, Any, NotRequired, TypedDict
 
+from graph_agent.errors import ErrorKind
 from graph_agent.llm import LLMCall
 from graph_agent.result import Attempt
+from guardrails.topic import Scope
 from memory.types import Outcome, Turn
-
-Scope = Literal["in_scope", "out_of_scope", "needs_clarification"]
 
 
 def merge_timings(left: dict[str, float], right: dict[str, float]) -> dict[str, float]:
@@ -20,68 +20,70 @@ def merge_timings(left: dict[str, float], right: dict[str, float]) -> dict[str, 
     return merged
 
 
-class AgentState(TypedDict, total=False):
-    """One question's state; nodes return only the keys they change."""
+class AgentState(TypedDict):
+    """One question's state; nodes return only the keys they change.
+
+    The four keys without NotRequired are set by whoever starts a run; the rest appear as
+    the nodes produce them."""
 
     question: str
     """The user's text as asked."""
     history: list[Turn]
     """Previous turns of the conversation, oldest first (already trimmed)."""
-    standalone_question: str
+    standalone_question: NotRequired[str]
     """The question rewritten to stand alone (equal to `question` without history)."""
-    scope: Scope
+    scope: NotRequired[Scope]
     """The guard's decision."""
-    scope_reason: str
+    scope_reason: NotRequired[str]
     """Why the guard decided so (logged, shown in refusals when helpful)."""
-    clarification: str
+    clarification: NotRequired[str]
     """The question to ask back when the guard needs clarification."""
-    reused_example_id: int | None
+    reused_example_id: NotRequired[int | None]
     """The example whose Cypher is reused verbatim (exact question match)."""
-    example_ids: list[int]
+    example_ids: NotRequired[list[int]]
     """Examples shown to the generate step."""
-    prompt_parts: dict[str, str]
+    prompt_parts: NotRequired[dict[str, str]]
     """Schema text, examples and value hints built once by generate, reused by correct."""
-    value_hints: list[tuple[str, str, str]]
+    value_hints: NotRequired[list[tuple[str, str, str]]]
     """Stored values matching words of the question, (label, property, value), best first:
     validate fixes literals with them, execute explains an empty result with them."""
-    draft: str
+    draft: NotRequired[str]
     """The latest LLM reply (or reused Cypher) that should contain one statement."""
-    cypher: str
+    cypher: NotRequired[str]
     """The latest extracted, checked statement."""
-    columns: list[str]
+    columns: NotRequired[list[str]]
     """Columns of the latest run."""
-    rows: list[list[Any]]
+    rows: NotRequired[list[list[Any]]]
     """Rows of the latest run (capped at max_rows)."""
-    truncated: bool
+    truncated: NotRequired[bool]
     """The latest run had more rows than max_rows."""
-    last_error: str | None
+    last_error: NotRequired[str | None]
     """What went wrong with the latest attempt (fed to the correct step)."""
-    last_stage: str
+    last_stage: NotRequired[str]
     """Where the latest attempt stopped: policy, schema, validate, execute, evaluate, ok."""
-    attempts: Annotated[list[Attempt], operator.add]
+    attempts: NotRequired[Annotated[list[Attempt], operator.add]]
     """Every finished attempt, in order."""
     attempt_count: int
     """Statements tried so far (generate or reuse counts as 1, each correction adds 1)."""
     max_attempts: int
     """Loop bound: statements allowed for this question (from the config)."""
-    missing_data: list[str]
+    missing_data: NotRequired[list[str]]
     """Words of the question that statements needed as names the graph lacks ("salary")."""
-    answer: str
+    answer: NotRequired[str]
     """The final text for the user."""
-    ungrounded: bool
+    ungrounded: NotRequired[bool]
     """The model's answer named a number or name the rows do not hold, so it was replaced."""
-    outcome: Outcome
+    outcome: NotRequired[Outcome]
     """Set once the run has an answer (or an honest failure)."""
-    error_kind: str | None
-    """Why the run failed, for the bot: llm_not_configured, llm_timeout, llm_error,
-    graph_down, query_timeout, deadline, attempts_exhausted."""
-    fatal: bool
+    error_kind: NotRequired[ErrorKind | None]
+    """Why the run failed, for the bot."""
+    fatal: NotRequired[bool]
     """An unrecoverable error happened: stop and explain."""
-    suggestions: list[str]
+    suggestions: NotRequired[list[str]]
     """Example questions offered with a refusal or clarification."""
-    self_healed: bool
+    self_healed: NotRequired[bool]
     """Answered only after a correction."""
-    llm_calls: Annotated[list[LLMCall], operator.add]
+    llm_calls: NotRequired[Annotated[list[LLMCall], operator.add]]
     """Every LLM call made, in order."""
-    timings_ms: Annotated[dict[str, float], merge_timings]
+    timings_ms: NotRequired[Annotated[dict[str, float], merge_timings]]
     """Milliseconds spent per step, summed over the loop."""

@@ -13,7 +13,6 @@ from graph_agent.evaluation.runner import (
     evaluate,
 )
 from graph_agent.evaluation.scoring import Score, score_answer
-from graph_agent.evaluation.single_shot import run_single_shot
 
 __all__ = [
     "MODES",
@@ -29,7 +28,6 @@ __all__ = [
     "chains",
     "evaluate",
     "load_items",
-    "run_single_shot",
     "score_answer",
     "summarize",
     "write_chart",

@@ -14,7 +14,6 @@ from typing import Any, Literal
 from graph_agent.agent import Agent
 from graph_agent.evaluation.items import EvalItem, chains
 from graph_agent.evaluation.scoring import refused, score_answer
-from graph_agent.evaluation.single_shot import run_single_shot
 from graph_agent.graphdb.errors import GraphError
 from graph_agent.result import AgentResult
 from memory.types import Turn
@@ -205,7 +204,7 @@ async def _ask(
 ) -> AgentResult:
     if options.mode == "single-shot":
         # The baseline has no rewrite step, so a follow-up goes in exactly as asked.
-        return await run_single_shot(agent, item.question)
+        return await agent.arun(item.question, flow="single-shot")
     return await agent.arun(item.question, history=list(history))
 
 

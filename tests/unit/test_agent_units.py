@@ -7,16 +7,18 @@ from typing import Any, cast
 
 import pytest
 
-from graph_agent.agent import Agent, plural, restricted_schema
+from graph_agent.agent import Agent
 from graph_agent.answer_offline import plain_answer
 from graph_agent.examples import InMemoryExampleStore, normalise_question
 from graph_agent.graphdb import GraphConnectionError, GraphDB
 from graph_agent.graphdb.protocol import GraphSchema, LabelInfo, PropertyInfo, RelPattern
 from graph_agent.pruning import relevant_labels, stem
+from graph_agent.restrict import restricted_schema
 from graph_agent.routing import after_draft, after_evaluate, after_execute, after_understand
 from graph_agent.state import AgentState
 from graph_agent.statement import check_schema, flip_relationships, needs_limit, with_limit
 from graph_agent.structured import Evaluation, ask_structured
+from graph_agent.words import plural
 from guardrails.cypher_policy import CypherPolicy
 from tests.support.scripted_llm import ScriptedChatModel
 

@@ -15,8 +15,8 @@ from pydantic import SecretStr, ValidationError
 from bot.commands.slack import purge_on_start
 from bot.questions import BUDGET_MESSAGE, SettingsGuards, accepts_policy
 from bot.settings import Settings, mask_secrets_in_logs
-from graph_agent.agent import restricted_schema
 from graph_agent.graphdb.protocol import GraphSchema, LabelInfo, PropertyInfo, RelPattern
+from graph_agent.restrict import restricted_schema
 from guardrails.cypher_policy import CypherPolicy
 from tests.support.slack import rig_settings
 

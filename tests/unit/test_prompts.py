@@ -15,12 +15,13 @@ from langchain_core.messages import BaseMessage
 from langgraph.runtime import Runtime
 
 from graph_agent import nodes, prompts
-from graph_agent.agent import Agent, plural
+from graph_agent.agent import Agent
 from graph_agent.demo import load_demo
 from graph_agent.examples import InMemoryExampleStore
 from graph_agent.graphdb.protocol import GraphDB, GraphSchema, LabelInfo, PropertyInfo, RelPattern
 from graph_agent.graphdb.schema import schema_text
 from graph_agent.state import AgentState
+from graph_agent.words import plural
 from memory.types import Example, Turn
 
 SNAPSHOTS = Path(__file__).parent / "snapshots"
@@ -246,6 +247,10 @@ def fixed_texts() -> dict[str, str]:
     texts = {f"failure {kind}": text for kind, text in nodes.FAILURE_TEXT.items()}
     texts["refuse"] = _run(nodes.refuse, {"question": "x"}, agent)["answer"]
     texts["clarify"] = _run(nodes.clarify, {"question": "x"}, agent)["answer"]
+    task = {"question": "x", "scope_reason": nodes.TASK_REQUEST}
+    texts["refuse errand"] = _run(nodes.refuse, task, agent)["answer"]
+    lacking = {"question": "x", "missing_data": ["salary"], "last_stage": "schema"}
+    texts["no such data"] = _run(nodes.give_up, lacking, agent)["answer"]
     for last_stage in ("policy", "execute"):
         state: dict[str, Any] = {
             "question": "x",

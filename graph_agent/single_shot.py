@@ -1,11 +1,9 @@
-"""The naive baseline: one generation run as-is, with no validation, correction or evaluation."""
+"""The naive baseline's nodes: one generation run as-is, with no validation, correction or
+evaluation (`Agent.arun(question, flow="single-shot")` runs them)."""
 
 from __future__ import annotations
 
 import asyncio
-import functools
-import logging
-import time
 from typing import Any, Literal
 
 from langgraph.graph import START, StateGraph
@@ -13,19 +11,14 @@ from langgraph.graph.state import CompiledStateGraph
 from langgraph.runtime import Runtime
 
 from graph_agent import nodes
-from graph_agent.agent import Agent, on_agent_loop, restricted_schema, result_from_state
 from graph_agent.answer_offline import plain_answer
 from graph_agent.context import Context
 from graph_agent.graphdb.errors import GraphConnectionError, GraphError
-from graph_agent.result import AgentResult, Attempt
+from graph_agent.result import Attempt
 from graph_agent.state import AgentState
 from graph_agent.statement import with_limit
 from guardrails.cypher_policy import check_cypher
 from guardrails.extract import extract_cypher
-
-logger = logging.getLogger(__name__)
-
-SingleShotGraph = CompiledStateGraph[AgentState, Context, AgentState, AgentState]
 
 
 @nodes.step("prepare")
@@ -92,8 +85,7 @@ def _after_run(state: AgentState) -> Literal["give_up", "__end__"]:
     return "give_up" if state.get("fatal") else "__end__"
 
 
-@functools.cache
-def build_single_shot_graph() -> SingleShotGraph:
+def build_single_shot_graph() -> CompiledStateGraph[AgentState, Context, AgentState, AgentState]:
     """prepare → generate (the product's own node and prompt) → run_once."""
     graph = StateGraph(AgentState, context_schema=Context)
     graph.add_node("prepare", prepare)
@@ -106,30 +98,3 @@ def build_single_shot_graph() -> SingleShotGraph:
     graph.add_conditional_edges("run_once", _after_run)
     graph.add_edge("give_up", "__end__")
     return graph.compile()
-
-
-async def run_single_shot(agent: Agent, question: str) -> AgentResult:
-    """Answer `question` with one LLM call and the agent's own schema, examples and limits."""
-    started = time.perf_counter()
-    try:
-        full = await asyncio.to_thread(lambda: agent.schema)
-    except GraphError as exc:
-        logger.warning("graph unavailable: %s", exc)
-        return result_from_state(
-            question, {"outcome": "failed", "error_kind": "graph_down"}, _ms_since(started)
-        )
-    ctx = agent.context_for(restricted_schema(full, agent.policy), agent.policy, suggestions=[])
-    initial: AgentState = {"question": question, "history": [], "attempt_count": 0}
-    try:
-        # On the agent's loop, like every run: the LLM clients' pooled connections live there.
-        final: dict[str, Any] = await on_agent_loop(
-            build_single_shot_graph().ainvoke(initial, context=ctx)
-        )
-    except Exception:
-        logger.exception("single-shot run failed unexpectedly")
-        final = {"outcome": "failed", "error_kind": "internal"}
-    return result_from_state(question, final, _ms_since(started))
-
-
-def _ms_since(started: float) -> float:
-    return (time.perf_counter() - started) * 1000
