@@ -16,7 +16,7 @@ from bot.delivery import Delivery
 from bot.listeners import command as slash
 from bot.listeners import ignored, mentions, messages, reactions
 from bot.progress import StatusSupport
-from bot.questions import AgentPort, BotDeps, Guards, SettingsGuards, accepts_policy
+from bot.questions import AgentPort, BotDeps, Guards, SettingsGuards
 from bot.settings import Settings, mask_secrets_in_logs
 from memory import Memory
 
@@ -84,11 +84,6 @@ def create_bot(
     CLI does it when it configures logging)."""
     mask_secrets_in_logs(settings)
     guards = guards or SettingsGuards(settings)
-    if isinstance(guards, SettingsGuards) and guards.has_restrictions and not accepts_policy(agent):
-        raise SlackSetupError(
-            f"CHANNEL_RESTRICTIONS is set, but {type(agent).__name__}.run takes no policy=; "
-            "the channels' restrictions could not be applied."
-        )
     if socket_mode is None:
         socket_mode = settings.slack_app_token is not None
     if client is None:

@@ -2,11 +2,10 @@
 
 from __future__ import annotations
 
-import inspect
 import logging
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
-from typing import Any, Protocol, cast
+from typing import Any, Protocol
 
 from slack_sdk import WebClient
 
@@ -27,23 +26,10 @@ logger = logging.getLogger(__name__)
 
 
 class AgentPort(Protocol):
-    """What the bot needs of `graph_agent.agent.Agent`."""
+    """What the bot needs of `graph_agent.agent.Agent`.
 
-    def run(
-        self,
-        question: str,
-        *,
-        history: Sequence[Turn] = (),
-        on_progress: Callable[[ProgressEvent], None] | None = None,
-    ) -> AgentResult: ...
-
-    def suggestions(self, n: int = 3) -> list[str]: ...
-
-    def describe(self) -> str: ...
-
-
-class RestrictableAgentPort(AgentPort, Protocol):
-    """An agent that applies a per-call Cypher policy (channel restrictions)."""
+    `policy` is the channel's restrictions: every implementation (the playground's tracing
+    wrapper too) must pass it on, and mypy checks that it takes it."""
 
     def run(
         self,
@@ -54,16 +40,9 @@ class RestrictableAgentPort(AgentPort, Protocol):
         policy: CypherPolicy | None = None,
     ) -> AgentResult: ...
 
+    def suggestions(self, n: int = 3) -> list[str]: ...
 
-def accepts_policy(agent: AgentPort) -> bool:
-    """Whether `agent.run` takes `policy=` (wrappers must pass it on for restricted channels)."""
-    try:
-        parameters = inspect.signature(agent.run).parameters
-    except (TypeError, ValueError):
-        return False
-    return "policy" in parameters or any(
-        p.kind is inspect.Parameter.VAR_KEYWORD for p in parameters.values()
-    )
+    def describe(self) -> str: ...
 
 
 @dataclass(frozen=True)
@@ -252,13 +231,7 @@ def _run_agent(
     on_progress: Callable[[ProgressEvent], None],
 ) -> AgentResult:
     policy = deps.guards.policy_for(incoming.channel)
-    if policy is None:
-        return deps.agent.run(incoming.text, history=history, on_progress=on_progress)
-    if not accepts_policy(deps.agent):
-        # Fail closed: answering without the channel's restrictions would show hidden names.
-        raise TypeError(f"{type(deps.agent).__name__}.run takes no policy= for {incoming.channel}")
-    agent = cast(RestrictableAgentPort, deps.agent)
-    return agent.run(incoming.text, history=history, on_progress=on_progress, policy=policy)
+    return deps.agent.run(incoming.text, history=history, on_progress=on_progress, policy=policy)
 
 
 def _record(deps: BotDeps, incoming: Incoming, result: AgentResult) -> int | None:

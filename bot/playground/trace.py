@@ -12,6 +12,7 @@ from typing import Any
 
 from bot.questions import AgentPort
 from graph_agent.result import AgentResult, ProgressEvent
+from guardrails.cypher_policy import CypherPolicy
 from memory.types import Turn
 
 logger = logging.getLogger(__name__)
@@ -104,6 +105,7 @@ class TracingAgent:
         *,
         history: Sequence[Turn] = (),
         on_progress: Callable[[ProgressEvent], None] | None = None,
+        policy: CypherPolicy | None = None,
     ) -> AgentResult:
         started = time.perf_counter()
         steps: list[Step] = []
@@ -114,7 +116,7 @@ class TracingAgent:
             if on_progress is not None:
                 on_progress(event)
 
-        result = self.agent.run(question, history=history, on_progress=progress)
+        result = self.agent.run(question, history=history, on_progress=progress, policy=policy)
         trace = Trace(result, steps, history_turns=len(history), finished_at=time.time())
         with self._lock:
             self._traces.append(trace)

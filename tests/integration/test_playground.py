@@ -328,3 +328,21 @@ def test_a_busy_port_is_a_clear_error_and_nothing_is_left_running(
         with pytest.raises(PlaygroundStartError, match=rf"127.0.0.1:{port}.*--port"):
             build_playground(rig_settings(tmp_path), llms=None, db=demo_db, port=port)
     assert demo_db.counts()[0] > 0  # a db passed in stays open for its owner
+
+
+def test_the_playground_starts_and_applies_channel_restrictions(
+    demo_db: GraphDB, tmp_path: Path
+) -> None:
+    # It used to end in a SlackSetupError: the tracing wrapper's run() took no policy.
+    with running_playground(
+        tmp_path, demo_db, scripted_model(), channel_restrictions="*:Technology"
+    ) as restricted:
+        ts = _ask(restricted, "@cypherbot Which services use Redis?")
+        [answer] = _answers(restricted, CHANNEL_ID, ts)
+        run = _trace(restricted, CHANNEL_ID, answer["ts"])["run"]
+        assert "not available in this channel" in json.dumps(answer)
+        # Every statement read the hidden label: the policy refused each, none ran.
+        assert run["attempts"] and all(a["stage"] == "policy" for a in run["attempts"])
+        ts = _ask(restricted, "@cypherbot How many teams are there?")
+        [answer] = _answers(restricted, CHANNEL_ID, ts)
+        assert _trace(restricted, CHANNEL_ID, answer["ts"])["run"]["row_count"] == 1

@@ -13,7 +13,7 @@ import pytest
 from pydantic import SecretStr, ValidationError
 
 from bot.commands.slack import purge_on_start
-from bot.questions import BUDGET_MESSAGE, SettingsGuards, accepts_policy
+from bot.questions import BUDGET_MESSAGE, SettingsGuards
 from bot.settings import Settings, mask_secrets_in_logs
 from graph_agent.graphdb.protocol import GraphSchema, LabelInfo, PropertyInfo, RelPattern
 from graph_agent.restrict import restricted_schema
@@ -172,20 +172,6 @@ def test_restricted_schema_hides_labels_rel_types_and_properties() -> None:
         "Person",
         "Incident",
     ]
-
-
-def test_accepts_policy_tells_wrappers_that_would_drop_restrictions() -> None:
-    class Passes:
-        def run(self, question: str, *, policy: object = None, **kw: Any) -> None: ...
-
-    class Forwards:
-        def run(self, question: str, **kw: Any) -> None: ...
-
-    class Drops:
-        def run(self, question: str, *, history: object = ()) -> None: ...
-
-    assert accepts_policy(Passes()) and accepts_policy(Forwards())  # type: ignore[arg-type]
-    assert not accepts_policy(Drops())  # type: ignore[arg-type]
 
 
 def test_purge_on_start_purges_turns_and_expired_events(caplog: pytest.LogCaptureFixture) -> None:
