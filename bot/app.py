@@ -12,9 +12,10 @@ from slack_sdk import WebClient
 from slack_sdk.errors import SlackApiError
 from slack_sdk.http_retry.builtin_handlers import RateLimitErrorRetryHandler
 
+from bot import render
 from bot.delivery import Delivery
+from bot.listeners import assistant, feedback, home, ignored, mentions, messages, reactions
 from bot.listeners import command as slash
-from bot.listeners import ignored, mentions, messages, reactions
 from bot.progress import StatusSupport
 from bot.questions import AgentPort, BotDeps, Guards, SettingsGuards
 from bot.settings import Settings, mask_secrets_in_logs
@@ -154,6 +155,21 @@ def register_listeners(app: App, deps: BotDeps) -> None:
         event: dict[str, Any], body: dict[str, Any], client: WebClient
     ) -> None:
         reactions.on_reaction(deps, client, event, body, added=False)
+
+    @app.event("assistant_thread_started")
+    def handle_thread_started(
+        event: dict[str, Any], body: dict[str, Any], client: WebClient
+    ) -> None:
+        assistant.on_thread_started(deps, client, event, body)
+
+    @app.event("app_home_opened")
+    def handle_home_opened(event: dict[str, Any], body: dict[str, Any], client: WebClient) -> None:
+        home.on_home_opened(deps, client, event, body)
+
+    @app.action(render.FEEDBACK_ACTION)
+    def handle_feedback(ack: Ack, body: dict[str, Any], client: WebClient) -> None:
+        ack()
+        feedback.on_feedback(deps, client, body)
 
     for name in ignored.IGNORED_EVENTS:
         app.event(name)(ignored.ignore)

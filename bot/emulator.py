@@ -21,6 +21,8 @@ from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any, Literal
 
+from bot.emulator_ai import AISurface, SurfaceError
+
 logger = logging.getLogger(__name__)
 
 
@@ -172,6 +174,8 @@ class SlackEmulator:
         self.ephemerals: list[dict[str, Any]] = []
         self.files: dict[str, dict[str, Any]] = {}
         self.statuses: dict[tuple[str, str], str] = {}
+        self.surface = AISurface()
+        """Suggested prompts, thread titles and Home tabs the app set (bot/emulator_ai.py)."""
         self._uploads: dict[str, bytes] = {}
         self._failures: dict[str, list[_Failure]] = {}
         self._subscribers: list[Subscriber] = []
@@ -553,6 +557,29 @@ class SlackEmulator:
             "X-Slack-Signature": self.sign(body, ts),
         }
         return self._post(body, headers, fields, 0)
+
+    def click(self, user: str, channel: str, ts: str, action_id: str, value: str) -> Delivery:
+        """A person clicks a button (`action_id`) of the message `ts`: Slack's signed form POST
+        with the `block_actions` payload."""
+        with self._lock:
+            message = dict(self._require(channel, ts))
+        payload = AISurface.block_action(
+            user=user,
+            team_id=self.team_id,
+            api_app_id=self.api_app_id,
+            channel=channel,
+            message=message,
+            action_id=action_id,
+            value=value,
+        )
+        body = urllib.parse.urlencode({"payload": json.dumps(payload)}).encode()
+        ts_now = int(time.time())
+        headers = {
+            "Content-Type": "application/x-www-form-urlencoded",
+            "X-Slack-Request-Timestamp": str(ts_now),
+            "X-Slack-Signature": self.sign(body, ts_now),
+        }
+        return self._post(body, headers, payload, 0)
 
     def send_raw(self, body: bytes, headers: Mapping[str, str]) -> Delivery:
         """POST arbitrary bytes and headers to the app (bad signatures, stale timestamps)."""
@@ -1071,6 +1098,21 @@ def _message_fields(params: dict[str, Any]) -> dict[str, Any]:
     return fields
 
 
+def _on_surface(
+    name: str,
+) -> Callable[[SlackEmulator, dict[str, Any]], dict[str, Any]]:
+    """A Web API method answered by the emulator's AISurface."""
+
+    def method(emulator: SlackEmulator, params: dict[str, Any]) -> dict[str, Any]:
+        try:
+            answer: dict[str, Any] = getattr(emulator.surface, name)(params)
+        except SurfaceError as exc:
+            raise _ApiError(exc.error) from None
+        return answer
+
+    return method
+
+
 _METHODS: dict[str, Callable[[SlackEmulator, dict[str, Any]], dict[str, Any]]] = {
     "auth.test": SlackEmulator._api_auth_test,
     "chat.postMessage": SlackEmulator._api_post_message,
@@ -1085,6 +1127,9 @@ _METHODS: dict[str, Callable[[SlackEmulator, dict[str, Any]], dict[str, Any]]] =
     "files.completeUploadExternal": SlackEmulator._api_complete_upload,
     "files.info": SlackEmulator._api_files_info,
     "users.info": SlackEmulator._api_users_info,
+    "assistant.threads.setSuggestedPrompts": _on_surface("set_suggested_prompts"),
+    "assistant.threads.setTitle": _on_surface("set_title"),
+    "views.publish": _on_surface("views_publish"),
 }
 
 _API_PATH = re.compile(r"^/api/([A-Za-z.]+)$")

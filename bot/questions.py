@@ -8,6 +8,7 @@ from dataclasses import dataclass, field, replace
 from typing import Any, Protocol
 
 from slack_sdk import WebClient
+from slack_sdk.errors import SlackApiError
 
 from bot import render
 from bot.delivery import Delivery
@@ -189,6 +190,8 @@ def answer(deps: BotDeps, client: WebClient, incoming: Incoming) -> None:
         history = deps.memory.conversations.history(
             question.conversation, settings.history_turns, max_chars=settings.history_chars
         )
+        if question.is_dm and question.thread_ts != question.ts and not history:
+            _title_thread(client, question)
         result = _run_agent(deps, question, history, progress.update)
     except Exception:
         reference = render.reference_id()
@@ -222,6 +225,19 @@ def answer(deps: BotDeps, client: WebClient, incoming: Incoming) -> None:
             logger.exception("could not link turn %s to its message", turn_id)
     if message.csv is not None:
         _upload_csv(client, question, message)
+
+
+def _title_thread(client: WebClient, question: Incoming) -> None:
+    """The first question of a DM thread (the split view's threads) names it in the history
+    list; workspaces without the AI-app surface refuse, which changes nothing."""
+    try:
+        client.assistant_threads_setTitle(
+            channel_id=question.channel,
+            thread_ts=question.thread_ts,
+            title=render.truncate(question.text, 80),
+        )
+    except SlackApiError as exc:
+        logger.debug("no thread title: %s", exc.response.get("error"))
 
 
 def _run_agent(

@@ -219,8 +219,37 @@ def answer_message(
         blocks.extend(code_sections(result.cypher, label="*Query*")[:4])
     if result.outcome in ("answered", "no_data"):
         blocks.append(context(context_line(result, teach=result.outcome == "answered")))
+    if result.outcome == "answered" and result.cypher:
+        blocks.append(feedback_buttons())
     blocks = _fit(blocks)
     return Rendered(text=_fallback(result.answer), blocks=blocks, csv=attachment)
+
+
+FEEDBACK_ACTION = "answer_feedback"
+
+
+def feedback_buttons() -> Block:
+    """Slack's feedback buttons for AI answers: "Good answer" teaches like 👍, "Wrong" counts
+    like 👎 (bot/listeners/feedback.py)."""
+    return {
+        "type": "context_actions",
+        "elements": [
+            {
+                "type": "feedback_buttons",
+                "action_id": FEEDBACK_ACTION,
+                "positive_button": {
+                    "text": {"type": "plain_text", "text": "Good answer"},
+                    "value": "good",
+                    "accessibility_label": "Mark this answer right: its query is reused",
+                },
+                "negative_button": {
+                    "text": {"type": "plain_text", "text": "Wrong"},
+                    "value": "bad",
+                    "accessibility_label": "Mark this answer wrong",
+                },
+            }
+        ],
+    }
 
 
 def _fit(blocks: list[Block]) -> list[Block]:

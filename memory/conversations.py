@@ -159,6 +159,18 @@ class ConversationStore:
             turns[0] = dataclasses.replace(last, answer=last.answer[: max(0, room - 1)] + "…")
         return turns
 
+    def recent_questions(self, user: str, n: int = 5) -> list[str]:
+        """The person's last `n` different questions, newest first (for the App Home)."""
+        found = self._conns.read(
+            lambda db: rows(
+                db,
+                "SELECT question, max(id) AS last FROM turns WHERE user = ? "
+                "GROUP BY question ORDER BY last DESC LIMIT ?",
+                [user, n],
+            )
+        )
+        return [str(r["question"]) for r in found]
+
     def has_conversation(self, conversation: str) -> bool:
         """True when the bot has answered at least once in this conversation."""
         found = self._conns.read(

@@ -8,7 +8,7 @@ from typing import Any
 logger = logging.getLogger(__name__)
 
 IGNORED_EVENTS = (
-    "app_home_opened",
+    "assistant_thread_context_changed",
     "member_joined_channel",
     "member_left_channel",
     "channel_archive",

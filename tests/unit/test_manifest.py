@@ -49,3 +49,19 @@ def test_events_socket_mode_and_app_home_messages() -> None:
     assert home["messages_tab_enabled"] is True
     assert home["messages_tab_read_only_enabled"] is False
     assert manifest["features"]["slash_commands"][0]["command"] == "/cypherbot"
+
+
+def test_the_ai_app_surface_is_declared_as_slack_documents_it() -> None:
+    manifest = load()
+    view = manifest["features"]["assistant_view"]
+    assert set(view) <= {"assistant_description", "suggested_prompts"}
+    assert 0 < len(view["assistant_description"]) <= 500
+    prompts = view["suggested_prompts"]
+    assert 1 <= len(prompts) <= 4
+    assert all(set(p) == {"title", "message"} and len(p["title"]) <= 75 for p in prompts)
+    assert manifest["features"]["app_home"]["home_tab_enabled"] is True
+    assert "assistant:write" in manifest["oauth_config"]["scopes"]["bot"]
+    events = set(manifest["settings"]["event_subscriptions"]["bot_events"])
+    assert {"assistant_thread_started", "assistant_thread_context_changed"} <= events
+    assert "app_home_opened" in events
+    assert manifest["settings"]["interactivity"]["is_enabled"] is True

@@ -29,7 +29,7 @@ def all_text(rendered: render.Rendered) -> str:
     for block in rendered.blocks:
         if "text" in block:
             parts.append(block["text"]["text"])
-        parts.extend(e["text"] for e in block.get("elements", []))
+        parts.extend(e["text"] for e in block.get("elements", []) if "text" in e)
     return "\n".join(parts)
 
 

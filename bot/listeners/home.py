@@ -1,0 +1,69 @@
+"""The App Home tab: what the graph holds, the questions people taught, your recent questions."""
+
+from __future__ import annotations
+
+import logging
+from typing import Any
+
+from slack_sdk import WebClient
+from slack_sdk.errors import SlackApiError
+
+from bot import render
+from bot.listeners.assistant import best_questions
+from bot.questions import BotDeps
+
+logger = logging.getLogger(__name__)
+
+SHOWN = 8
+
+
+def on_home_opened(
+    deps: BotDeps, client: WebClient, event: dict[str, Any], body: dict[str, Any]
+) -> None:
+    user = event.get("user")
+    if event.get("tab") != "home" or not user:
+        return
+    channel = event.get("channel")
+    deps.delivery.submit(
+        [f"event:{body.get('event_id', '')}"],
+        lambda: publish(deps, client, str(user), str(channel) if channel else None),
+    )
+
+
+def publish(deps: BotDeps, client: WebClient, user: str, channel: str | None) -> None:
+    try:
+        client.views_publish(user_id=user, view=home_view(deps, user, channel))
+    except SlackApiError as exc:
+        logger.warning("could not publish the Home tab: %s", exc.response.get("error"))
+
+
+def home_view(deps: BotDeps, user: str, channel: str | None) -> dict[str, Any]:
+    """The Home tab for `user`; `channel` is their DM with the bot (its restrictions apply)."""
+    restricted = channel is not None and deps.guards.policy_for(channel) is not None
+    blocks: list[render.Block] = [
+        {"type": "header", "text": {"type": "plain_text", "text": "Ask the graph"}},
+        render.section(
+            "Mention me in a channel, send me a direct message, or open me in the side panel "
+            "and ask in plain words. Follow up in the thread; react :+1: (or press *Good "
+            "answer*) on a right answer and I reuse its query for similar questions."
+        ),
+    ]
+    if not restricted:
+        try:
+            description = deps.agent.describe()
+            blocks.append(render.section(f"*The graph holds* {render.neutralise(description)}"))
+        except Exception:
+            logger.warning("schema unavailable for the Home tab", exc_info=True)
+    questions = best_questions(deps, channel, SHOWN)
+    if questions:
+        bullets = "\n".join(f"• {render.neutralise(render.truncate(q, 200))}" for q in questions)
+        blocks.append(render.section(f"*Questions to try*\n{bullets}"))
+    try:
+        mine = deps.memory.conversations.recent_questions(user, SHOWN)
+    except Exception:
+        logger.warning("recent questions unavailable for the Home tab", exc_info=True)
+        mine = []
+    if mine:
+        bullets = "\n".join(f"• {render.neutralise(render.truncate(q, 200))}" for q in mine)
+        blocks.append(render.section(f"*Your recent questions*\n{bullets}"))
+    return {"type": "home", "blocks": blocks}
