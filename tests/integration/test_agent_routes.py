@@ -72,25 +72,6 @@ def make_agent(
     return Agent(cast(GraphDB, spy), llms, store, AgentConfig(**config))
 
 
-def steps(model: ScriptedChatModel) -> list[str]:
-    """Which prompt each call was, by the system prompt's opening words."""
-    kinds = []
-    for call in model.calls:
-        system = str(call[0].content)
-        if system.startswith("You are the front desk"):
-            kinds.append("guard")
-        elif system.startswith("You write one read-only Cypher"):
-            last = str(call[-1].content)
-            kinds.append("correct" if "did not work" in last else "generate")
-        elif system.startswith("You check whether"):
-            kinds.append("evaluate")
-        else:
-            kinds.append("?")
-        if len(call) > 2:
-            kinds[-1] += ":repair"
-    return kinds
-
-
 def test_happy_path_makes_exactly_three_llm_calls(spy: SpyDB, store: InMemoryExampleStore) -> None:
     model = ScriptedChatModel(
         replies=[
@@ -107,7 +88,7 @@ def test_happy_path_makes_exactly_three_llm_calls(spy: SpyDB, store: InMemoryExa
     assert result.answer.startswith("Notifications")
     assert result.columns == ["team", "people"]
     assert len(result.rows) == 3
-    assert steps(model) == ["guard", "generate", "evaluate"]
+    assert result.llm_steps == ["guard", "generate", "evaluate"]
     assert result.llm_calls == 3
     assert result.llm_steps == ["guard", "generate", "evaluate"]
     assert result.prompt_tokens > 0 and result.completion_tokens > 0
@@ -160,7 +141,7 @@ def test_follow_up_is_rewritten_from_previous_turns(
     result = make_agent(spy, model, store).run(
         "and which of those are in Platform?", history=history
     )
-    assert steps(model) == ["guard", "generate", "evaluate"]
+    assert result.llm_steps == ["guard", "generate", "evaluate"]
     guard_prompt = model.prompts[0]
     assert "Which teams own services that use Postgres?" in guard_prompt
     assert POSTGRES_TEAMS in guard_prompt
@@ -240,7 +221,7 @@ def test_a_question_using_the_graphs_words_still_reaches_the_model(
     )
     result = make_agent(spy, model, store).run("Write a list of the teams with the most people.")
     assert result.outcome == "answered"
-    assert steps(model) == ["guard", "generate", "evaluate"]
+    assert result.llm_steps == ["guard", "generate", "evaluate"]
 
 
 def test_a_property_the_graph_lacks_is_named_instead_of_failing(
@@ -253,7 +234,7 @@ def test_a_property_the_graph_lacks_is_named_instead_of_failing(
     assert "no data on “salary”" in result.answer
     assert "people" in result.answer  # what the graph does hold
     # The second statement named the same missing property: no third attempt.
-    assert steps(model) == ["guard", "generate", "correct"]
+    assert result.llm_steps == ["guard", "generate", "correct"]
     assert spy.ran == []
 
 
@@ -265,7 +246,7 @@ def test_a_missing_name_the_question_did_not_use_is_an_ordinary_failure(
     result = make_agent(spy, model, store, max_attempts=3).run("Who works here?")
     assert result.outcome == "failed"
     assert result.error_kind == "attempts_exhausted"
-    assert steps(model) == ["guard", "generate", "correct", "correct"]
+    assert result.llm_steps == ["guard", "generate", "correct", "correct"]
 
 
 def test_needs_clarification_asks_back(spy: SpyDB, store: InMemoryExampleStore) -> None:
@@ -291,7 +272,7 @@ def test_syntax_error_is_corrected_and_handed_off_as_self_healed(
     )
     result = make_agent(spy, model, store).run("Which teams have the most people?")
     assert result.outcome == "answered"
-    assert steps(model) == ["guard", "generate", "correct", "evaluate"]
+    assert result.llm_steps == ["guard", "generate", "correct", "evaluate"]
     assert [a.stage for a in result.attempts] == ["validate", "ok"]
     assert result.attempts[0].error and "rejected" in result.attempts[0].error
     assert "did not work" in model.prompts[2] and "rejected" in model.prompts[2]
@@ -318,7 +299,7 @@ def test_empty_rows_get_evaluator_feedback_then_correction(
     )
     result = make_agent(spy, model, store).run("Which teams use Postgres?")
     assert result.outcome == "answered" and result.rows
-    assert steps(model) == ["guard", "generate", "evaluate", "correct", "evaluate"]
+    assert result.llm_steps == ["guard", "generate", "evaluate", "correct", "evaluate"]
     assert [a.stage for a in result.attempts] == ["evaluate", "ok"]
     assert "named 'Nobody'" in model.prompts[3]
     assert result.self_healed and len(store.examples) == 1
@@ -349,7 +330,7 @@ def test_attempts_exhausted_fail_honestly(spy: SpyDB, store: InMemoryExampleStor
     assert result.error_kind == "attempts_exhausted"
     assert len(result.attempts) == 3
     assert "3 attempts" in result.answer and "rephras" in result.answer
-    assert steps(model) == ["guard", "generate", "correct", "correct"]
+    assert result.llm_steps == ["guard", "generate", "correct", "correct"]
     assert spy.ran == []
 
 
@@ -401,7 +382,7 @@ def test_malformed_json_is_repaired_once_then_falls_back(
         ]
     )
     result = make_agent(spy, model, store).run("Which teams have the most people?")
-    assert steps(model) == ["guard", "guard:repair", "generate", "evaluate", "evaluate:repair"]
+    assert result.llm_steps == ["guard", "guard:repair", "generate", "evaluate", "evaluate:repair"]
     assert "could not be read" in model.prompts[1]
     assert result.outcome == "answered" and result.answer == "Notifications leads."
     assert result.llm_steps == ["guard", "guard:repair", "generate", "evaluate", "evaluate:repair"]
@@ -463,7 +444,7 @@ def test_exact_question_reuses_verified_cypher(spy: SpyDB, store: InMemoryExampl
     store.add("Which teams have the most people?", TEAM_SIZES, source="admin")
     model = ScriptedChatModel(replies=[evaluation_reply(answer="Notifications.")])
     result = make_agent(spy, model, store).run("which teams have the MOST people")
-    assert steps(model) == ["evaluate"]
+    assert result.llm_steps == ["evaluate"]
     assert result.reused_example_id == 1 and result.example_ids == [1]
     assert result.cypher == TEAM_SIZES and result.outcome == "answered"
     assert spy.validated == [TEAM_SIZES]  # still validated
@@ -475,7 +456,7 @@ def test_near_miss_does_not_reuse(spy: SpyDB, store: InMemoryExampleStore) -> No
         replies=[guard_reply(), cypher_reply(TEAM_SIZES), evaluation_reply(answer="ok")]
     )
     result = make_agent(spy, model, store).run("Which teams have the most senior people?")
-    assert steps(model) == ["guard", "generate", "evaluate"]
+    assert result.llm_steps == ["guard", "generate", "evaluate"]
     assert result.reused_example_id is None
 
 
