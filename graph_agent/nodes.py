@@ -38,7 +38,7 @@ from graph_agent.llm import LLMCall, call_llm
 from graph_agent.pruning import relevant_labels
 from graph_agent.result import Attempt
 from graph_agent.schema_examples import question_focus, rank_examples, retrieval_query
-from graph_agent.state import AgentState
+from graph_agent.state import AgentState, UnconfirmedRows
 from graph_agent.statement import check_schema, with_limit
 from graph_agent.structured import Evaluation, ask_structured
 from guardrails.cypher_policy import RESTRICTION_CATEGORIES, check_cypher
@@ -596,7 +596,12 @@ async def evaluate(state: AgentState, runtime: Runtime[Context]) -> Update:
             verdict.answer = plain_answer(columns, rows, truncated=truncated)
     if not verdict.answers_question:
         feedback = verdict.feedback.strip() or "The rows do not answer the question."
-        return {"llm_calls": calls} | _failed(cypher, feedback, "evaluate")
+        update: Update = {"llm_calls": calls} | _failed(cypher, feedback, "evaluate")
+        if rows and not state.get("unconfirmed_rows"):
+            # Kept in case no later attempt does better: a small evaluator often doubts right
+            # rows, and the rows with a caveat beat "I couldn't answer".
+            update["unconfirmed_rows"] = UnconfirmedRows(cypher, columns, rows, truncated)
+        return update
     answer, ungrounded = _grounded(ctx, state, verdict.answer.strip())
     attempt = state["attempt_count"]
     self_healed = attempt > 1
@@ -672,6 +677,24 @@ def _asked_but_missing(question: str, unknown: list[str], ctx: Context) -> list[
     return list(dict.fromkeys(found))
 
 
+def _unconfirmed(kept: UnconfirmedRows) -> Update:
+    """Every attempt was doubted or failed, but one query did return rows: give those, saying
+    they are unconfirmed (never the model's doubts, which may be wrong or made up)."""
+    logger.info("no attempt was confirmed; answering with the first rows, marked unconfirmed")
+    rows = plain_answer(kept.columns, kept.rows, truncated=kept.truncated)
+    return {
+        "outcome": "answered",
+        "unconfirmed": True,
+        "error_kind": None,
+        "cypher": kept.cypher,
+        "columns": kept.columns,
+        "rows": kept.rows,
+        "truncated": kept.truncated,
+        "answer": "I couldn't confirm that these results answer your question exactly; this is "
+        f"what my first query found (check its query):\n{rows}",
+    }
+
+
 def _no_such_data(state: AgentState, ctx: Context) -> Update:
     """The question asks for something the graph has no name for: say so, plainly."""
     words = state.get("missing_data") or []
@@ -713,6 +736,8 @@ async def give_up(state: AgentState, runtime: Runtime[Context]) -> Update:
         and state.get("last_stage") == "schema"
     ):
         return _no_such_data(state, runtime.context)
+    if kind is None and (kept := state.get("unconfirmed_rows")) is not None:
+        return _unconfirmed(kept)
     if kind is None:
         costly = state.get("last_stage") in ("timeout", "resource")
         kind = "query_timeout" if costly else "attempts_exhausted"

@@ -70,6 +70,9 @@ class AgentResult:
     """Fingerprint of the schema the Cypher was verified on (stamped on taught examples)."""
     error_kind: ErrorKind | None = None
     """Why it failed (None unless outcome is "failed")."""
+    unconfirmed: bool = False
+    """No attempt was confirmed by the evaluate step; the answer gives the first rows a query
+    returned, with a caveat."""
     ungrounded: bool = False
     """The model's answer named a number or name the rows (or, for an empty result, the
     question) do not hold; the plain rendering of the rows or "nothing matches" replaced it."""
@@ -124,4 +127,5 @@ def result_from_state(question: str, state: Mapping[str, Any], setup_ms: float) 
         suggestions=list(state.get("suggestions", [])),
         error_kind=state.get("error_kind") if outcome == "failed" else None,
         ungrounded=bool(state.get("ungrounded", False)),
+        unconfirmed=bool(state.get("unconfirmed", False)),
     )

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import operator
-from typing import Annotated, Any, NotRequired, TypedDict
+from typing import Annotated, Any, NamedTuple, NotRequired, TypedDict
 
 from graph_agent.errors import ErrorKind
 from graph_agent.llm import LLMCall
@@ -18,6 +18,15 @@ def merge_timings(left: dict[str, float], right: dict[str, float]) -> dict[str, 
     for step, ms in right.items():
         merged[step] = merged.get(step, 0.0) + ms
     return merged
+
+
+class UnconfirmedRows(NamedTuple):
+    """A statement's result that the evaluate step did not accept."""
+
+    cypher: str
+    columns: list[str]
+    rows: list[list[Any]]
+    truncated: bool
 
 
 class AgentState(TypedDict):
@@ -67,6 +76,10 @@ class AgentState(TypedDict):
     """Statements tried so far (generate or reuse counts as 1, each correction adds 1)."""
     max_attempts: int
     """Loop bound: statements allowed for this question (from the config)."""
+    unconfirmed_rows: NotRequired[UnconfirmedRows]
+    """The first result the evaluate step doubted: the answer when no later attempt does better."""
+    unconfirmed: NotRequired[bool]
+    """The answer is such a doubted result, given with a caveat."""
     missing_data: NotRequired[list[str]]
     """Words of the question that statements needed as names the graph lacks ("salary")."""
     answer: NotRequired[str]

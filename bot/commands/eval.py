@@ -143,7 +143,16 @@ def _schema_examples(settings: Settings, memory: Memory, agent: Agent) -> str:
 
 def _summary_tables(summary: dict[str, Any]) -> list[Table]:
     runs = Table(title="Accuracy by run", title_justify="left")
-    names = ("run", "items", "strict", "relaxed", "answerable", "refusals", "ungrounded")
+    names = (
+        "run",
+        "items",
+        "strict",
+        "relaxed",
+        "answerable",
+        "refusals",
+        "ungrounded",
+        "unconfirmed",
+    )
     for name in (*names, "answer names"):
         runs.add_column(name, justify="left" if name == "run" else "right")
     for name in ("LLM calls", "tokens in/out", "p50", "p95", "timeouts", "errors"):
@@ -157,6 +166,7 @@ def _summary_tables(summary: dict[str, Any]) -> list[Table]:
             f"{_pct(s['answerable_strict'])} / {_pct(s['answerable_relaxed'])}",
             _pct(s["refusal_strict"]),
             str(s.get("ungrounded", 0)),
+            str(s.get("unconfirmed", 0)),
             _pct(s["answer_mentions"]),
             _num(s["mean_llm_calls"], "{:.2f}"),
             f"{_num(s['mean_prompt_tokens'], '{:.0f}')} / "
@@ -170,7 +180,8 @@ def _summary_tables(summary: dict[str, Any]) -> list[Table]:
         "strict: same rows as the gold query; relaxed: every gold value present; "
         "answerable: strict / relaxed on questions with gold rows; refusals: out-of-scope "
         "questions declined; ungrounded: answers that named a number or name the rows do not "
-        "hold (replaced by the rows); answer names: share of gold values named in the answer text; "
+        "hold (replaced by the rows); unconfirmed: answers giving rows the evaluate step doubted "
+        "on every attempt (with a caveat); answer names: share of gold values named in the answer text; "
         "LLM calls and tokens are means per question."
     )
     tags = Table(title="Strict / relaxed accuracy by tag", title_justify="left")

@@ -68,6 +68,7 @@ def run_stats(records: Sequence[dict[str, Any]]) -> dict[str, Any]:
         "latency_p50_ms": percentile(latencies, 0.5),
         "latency_p95_ms": percentile(latencies, 0.95),
         "ungrounded": sum(bool(r.get("ungrounded")) for r in records),
+        "unconfirmed": sum(bool(r.get("unconfirmed")) for r in records),
         "timeouts": sum(bool(r.get("timed_out")) for r in records),
         "errors": sum(r.get("outcome") == "error" for r in records),
         "gold_errors": sum(bool(r.get("gold_error")) for r in records),

@@ -174,6 +174,7 @@ def score_record(
             completion_tokens=result.completion_tokens,
             reused_example=result.reused_example_id is not None,
             ungrounded=result.ungrounded,
+            unconfirmed=result.unconfirmed,
         )
         record["timed_out"] = timed_out or result.error_kind in TIMEOUT_KINDS
     else:

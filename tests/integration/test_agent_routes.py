@@ -283,6 +283,51 @@ def test_syntax_error_is_corrected_and_handed_off_as_self_healed(
     assert candidate.schema_fingerprint
 
 
+def test_rows_doubted_on_every_attempt_are_given_with_a_caveat(
+    spy: SpyDB, store: InMemoryExampleStore
+) -> None:
+    doubt = evaluation_reply(False, feedback="These are not the teams asked for.")
+    first, second = POSTGRES_TEAMS, POSTGRES_TEAMS.replace("ORDER BY team", "ORDER BY team DESC")
+    model = ScriptedChatModel(
+        replies=[
+            guard_reply(),
+            cypher_reply(first),
+            doubt,
+            cypher_reply(second),
+            doubt,
+            cypher_reply(TEAM_SIZES),
+            doubt,
+        ]
+    )
+    result = make_agent(spy, model, store, max_attempts=3).run("Which teams use Postgres?")
+    assert result.outcome == "answered" and result.unconfirmed
+    assert result.error_kind is None
+    assert result.cypher is not None and result.cypher.startswith(first)  # the first rows
+    assert result.rows and result.columns == ["team"]
+    assert result.answer.startswith("I couldn't confirm")
+    assert "not the teams asked for" not in result.answer  # the model's doubt is not shown
+    assert [a.stage for a in result.attempts] == ["evaluate", "evaluate", "evaluate"]
+    assert not result.self_healed and store.examples == []
+
+
+def test_a_doubted_result_is_dropped_when_a_later_attempt_is_confirmed(
+    spy: SpyDB, store: InMemoryExampleStore
+) -> None:
+    model = ScriptedChatModel(
+        replies=[
+            guard_reply(),
+            cypher_reply(TEAM_SIZES),
+            evaluation_reply(False, feedback="Wrong teams."),
+            cypher_reply(POSTGRES_TEAMS),
+            evaluation_reply(answer="Several teams."),
+        ]
+    )
+    result = make_agent(spy, model, store).run("Which teams use Postgres?")
+    assert result.outcome == "answered" and not result.unconfirmed
+    assert result.cypher is not None and result.cypher.startswith(POSTGRES_TEAMS)
+    assert result.answer == "Several teams."
+
+
 def test_empty_rows_get_evaluator_feedback_then_correction(
     spy: SpyDB, store: InMemoryExampleStore
 ) -> None:
