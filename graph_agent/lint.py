@@ -60,9 +60,101 @@ def lint_cypher(cypher: str, hints: Sequence[Hint] = ()) -> Lint:
         elif site.wrapped and site.in_map:
             edits.append((site.start, site.end, site.literal.text))
             result.fixes.append(f"unwrapped {cypher[site.start : site.end]} in a pattern map")
+    for position, expression in _descending_nullable(tokens):
+        edits.append((position, position, f"{expression} IS NULL, "))
+        result.fixes.append(f"nulls last for ORDER BY {expression} DESC")
     for start, end, text in sorted(edits, reverse=True):
         result.cypher = result.cypher[:start] + text + result.cypher[end:]
     return result
+
+
+_SORT_ENDS = frozenset(
+    {"SKIP", "LIMIT", "RETURN", "WITH", "MATCH", "OPTIONAL", "UNION", "WHERE", "UNWIND", "CALL"}
+)
+
+
+def _descending_nullable(tokens: list[Token]) -> list[tuple[int, str]]:
+    """Sort items `x.prop DESC` / `alias DESC`: Cypher sorts null *first* in descending order,
+    so "the five most expensive" came back as five products without a price. Each becomes
+    `x.prop IS NULL, x.prop DESC` (nulls last, the order people mean). Returns (offset of the
+    item, its expression) for items that are a name or a property access and not already
+    guarded by an `IS NULL` item."""
+    found: list[tuple[int, str]] = []
+    never_null = _counted_aliases(tokens)
+    i = 0
+    while i < len(tokens) - 1:
+        if not (tokens[i].is_keyword("ORDER") and tokens[i + 1].is_keyword("BY")):
+            i += 1
+            continue
+        i += 2
+        items: list[list[Token]] = [[]]
+        depth = 0
+        while i < len(tokens):
+            token = tokens[i]
+            if token.is_punct("(", "[", "{"):
+                depth += 1
+            elif token.is_punct(")", "]", "}"):
+                if depth == 0:
+                    break
+                depth -= 1
+            elif depth == 0 and (token.is_punct(";") or token.is_keyword(*_SORT_ENDS)):
+                break
+            if depth == 0 and token.is_punct(","):
+                items.append([])
+            else:
+                items[-1].append(token)
+            i += 1
+        guarded = {_text(item[:-2]) for item in items if _ends_with(item, "IS", "NULL")}
+        for item in items:
+            if len(item) < 2 or not item[-1].is_keyword("DESC", "DESCENDING"):
+                continue
+            expression = item[:-1]
+            text = _text(expression)
+            if _is_name_or_property(expression) and text not in guarded | never_null:
+                found.append((item[0].position, text))
+    return found
+
+
+def _counted_aliases(tokens: list[Token]) -> set[str]:
+    """Aliases of `count(…)` and `size(…)`, which are never null (`count(p) AS people`)."""
+    aliases: set[str] = set()
+    for i, token in enumerate(tokens[:-1]):
+        if not (token.is_keyword("COUNT", "SIZE") and tokens[i + 1].is_punct("(")):
+            continue
+        depth, j = 0, i + 1
+        while j < len(tokens):
+            if tokens[j].is_punct("("):
+                depth += 1
+            elif tokens[j].is_punct(")"):
+                depth -= 1
+                if depth == 0:
+                    break
+            j += 1
+        if j + 2 < len(tokens) and tokens[j + 1].is_keyword("AS") and tokens[j + 2].is_name:
+            aliases.add(tokens[j + 2].name)
+    return aliases
+
+
+def _ends_with(item: list[Token], *words: str) -> bool:
+    tail = item[-len(words) :]
+    return len(tail) == len(words) and all(
+        t.is_keyword(w) for t, w in zip(tail, words, strict=True)
+    )
+
+
+def _is_name_or_property(expression: list[Token]) -> bool:
+    if len(expression) == 1:
+        return expression[0].is_name and not expression[0].is_keyword("NULL", "TRUE", "FALSE")
+    return (
+        len(expression) == 3
+        and expression[0].is_name
+        and expression[1].is_punct(".")
+        and expression[2].is_name
+    )
+
+
+def _text(tokens: list[Token]) -> str:
+    return "".join(t.text if not t.is_punct(".") else "." for t in tokens)
 
 
 def empty_result_feedback(cypher: str, hints: Sequence[Hint]) -> str | None:

@@ -677,6 +677,12 @@ def _asked_but_missing(question: str, unknown: list[str], ctx: Context) -> list[
     return list(dict.fromkeys(found))
 
 
+def _tried_to_write(state: AgentState) -> bool:
+    """A statement of this run was refused by the read-only policy: something (the question,
+    the data the model read) pushes towards a write, and the refusal is the answer."""
+    return any(a.stage == "policy" for a in state.get("attempts", []))
+
+
 def _unconfirmed(kept: UnconfirmedRows) -> Update:
     """Every attempt was doubted or failed, but one query did return rows: give those, saying
     they are unconfirmed (never the model's doubts, which may be wrong or made up)."""
@@ -736,7 +742,8 @@ async def give_up(state: AgentState, runtime: Runtime[Context]) -> Update:
         and state.get("last_stage") == "schema"
     ):
         return _no_such_data(state, runtime.context)
-    if kind is None and (kept := state.get("unconfirmed_rows")) is not None:
+    kept = state.get("unconfirmed_rows")
+    if kind is None and kept is not None and not _tried_to_write(state):
         return _unconfirmed(kept)
     if kind is None:
         costly = state.get("last_stage") in ("timeout", "resource")

@@ -124,3 +124,49 @@ def test_no_feedback_when_the_value_was_used_or_nothing_matched(
     cypher: str, hints: list[tuple[str, str, str]]
 ) -> None:
     assert empty_result_feedback(cypher, hints) is None
+
+
+@pytest.mark.parametrize(
+    ("cypher", "fixed"),
+    [
+        (
+            "MATCH (p:Product) RETURN p.name AS name, p.unitPrice AS price "
+            "ORDER BY price DESC LIMIT 5",
+            "MATCH (p:Product) RETURN p.name AS name, p.unitPrice AS price "
+            "ORDER BY price IS NULL, price DESC LIMIT 5",
+        ),
+        (
+            "MATCH (p:Product) RETURN p.name ORDER BY p.unitPrice DESC, p.name LIMIT 5",
+            "MATCH (p:Product) RETURN p.name "
+            "ORDER BY p.unitPrice IS NULL, p.unitPrice DESC, p.name LIMIT 5",
+        ),
+        (
+            "MATCH (p) WITH p ORDER BY p.age descending LIMIT 1 RETURN p.name",
+            "MATCH (p) WITH p ORDER BY p.age IS NULL, p.age descending LIMIT 1 RETURN p.name",
+        ),
+        (
+            "MATCH (a) CALL { WITH a RETURN a.x AS x ORDER BY a.x DESC LIMIT 1 } RETURN x",
+            "MATCH (a) CALL { WITH a RETURN a.x AS x ORDER BY a.x IS NULL, a.x DESC LIMIT 1 } "
+            "RETURN x",
+        ),
+    ],
+)
+def test_descending_sorts_put_nulls_last(cypher: str, fixed: str) -> None:
+    linted = lint_cypher(cypher)
+    assert linted.cypher == fixed
+    assert linted.fixes and "nulls last" in linted.fixes[0]
+
+
+@pytest.mark.parametrize(
+    "cypher",
+    [
+        "MATCH (p) RETURN p.name ORDER BY p.age",  # ascending: nulls already last
+        "MATCH (p) RETURN p.name ORDER BY p.age IS NULL, p.age DESC",  # already guarded
+        "MATCH (t)<-[:IN]-(p) RETURN t.name, count(p) AS n ORDER BY count(p) DESC",  # a call
+        "MATCH (t)<-[:IN]-(p) RETURN t.name, count(p) AS n ORDER BY n DESC",  # never null
+        "MATCH (p) RETURN p.name ORDER BY p.age * 2 DESC",  # an expression: left alone
+        "MATCH (p) RETURN 'ORDER BY p.age DESC' AS text",  # inside a string
+    ],
+)
+def test_other_sorts_are_left_alone(cypher: str) -> None:
+    assert lint_cypher(cypher).cypher == cypher
