@@ -321,6 +321,7 @@ async def generate(state: AgentState, runtime: Runtime[Context]) -> Update:
     question = state["standalone_question"]
     looked_up = state.get("value_hints") if question == state["question"] else None
     parts, example_ids, hints = await _prompt_parts(ctx, question, looked_up)
+    parts["previous"] = prompts.render_previous(state["history"])
     reply, call = await call_llm(
         ctx.llms.cypher,
         prompts.GENERATE.render(**parts),
@@ -355,6 +356,7 @@ async def correct(state: AgentState, runtime: Runtime[Context]) -> Update:
     found: Update = {}
     if not parts:  # a reused example failed: generate never ran
         parts, _ids, hints = await _prompt_parts(ctx, state["standalone_question"])
+        parts["previous"] = prompts.render_previous(state["history"])
         found = {"prompt_parts": parts, "value_hints": hints}
     previous = state.get("cypher") or state.get("draft", "")
     reply, call = await call_llm(

@@ -104,8 +104,17 @@ Reply with the statement in a ```cypher code block and nothing else.
 
 Schema:
 {schema}""",
-    user="""{examples}{hints}Question: {question}""",
+    user="""{examples}{hints}{previous}Question: {question}""",
 )
+
+PREVIOUS_BLOCK = """\
+This question follows up on the previous one in the conversation. Its statement (reuse its
+patterns and conditions, change only what this question changes):
+Previous question: {question}
+```cypher
+{cypher}
+```
+"""
 
 EXAMPLES_BLOCK = """\
 Verified examples for similar questions:
@@ -124,7 +133,7 @@ Stored values the question may refer to (when one is meant, use it exactly as wr
 
 CORRECT = PromptTemplate(
     system=GENERATE.system,
-    user="""{examples}{hints}Question: {question}
+    user="""{examples}{hints}{previous}Question: {question}
 
 This statement did not work:
 ```cypher
@@ -263,3 +272,14 @@ def render_rows(
 def repair_messages(messages: list[BaseMessage], reply: str, error: str) -> list[BaseMessage]:
     """The original prompt, the unreadable reply, and a request to fix it."""
     return [*messages, AIMessage(reply), HumanMessage(REPAIR.format(error=error[:300]))]
+
+
+def render_previous(history: Sequence[Turn]) -> str:
+    """The last turn's standalone question and statement, for a follow-up's generation: most
+    follow-ups ("and which of those are tier 1?") change one condition of that statement.
+    Empty without history, or when the last turn ran no statement."""
+    last = history[-1] if history else None
+    if last is None or not last.cypher:
+        return ""
+    question = last.standalone_question or last.question
+    return PREVIOUS_BLOCK.format(question=question, cypher=last.cypher.strip()) + "\n"

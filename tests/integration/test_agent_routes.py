@@ -147,6 +147,20 @@ def test_follow_up_is_rewritten_from_previous_turns(
     assert guard_prompt.endswith("Question: and which of those are in Platform?")
     assert result.standalone_question == standalone
     assert model.prompts[1].endswith(f"Question: {standalone}")
+    # The generator sees the statement the follow-up builds on.
+    previous = model.prompts[1].split("follows up on the previous one", 1)[1]
+    assert "Which teams own services that use PostgreSQL?" in previous
+    assert POSTGRES_TEAMS in previous
+
+
+def test_a_question_without_history_gets_no_previous_statement(
+    spy: SpyDB, store: InMemoryExampleStore
+) -> None:
+    model = ScriptedChatModel(
+        replies=[guard_reply(), cypher_reply(TEAM_SIZES), evaluation_reply(answer="ok")]
+    )
+    make_agent(spy, model, store).run("Which teams have the most people?")
+    assert "follows up on the previous one" not in model.prompts[1]
 
 
 def test_out_of_scope_refuses_helpfully_without_running_cypher(

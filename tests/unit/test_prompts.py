@@ -81,6 +81,7 @@ def _generate_parts() -> dict[str, str]:
         "schema": schema_text(LIBRARY),
         "examples": prompts.render_examples(EXAMPLES),
         "hints": prompts.render_hints(HINTS),
+        "previous": "",
         "question": "How many books did ursula le guin write?",
     }
 
@@ -103,6 +104,15 @@ RENDERED: dict[str, Callable[[], list[BaseMessage]]] = {
         ["she"],
     ),
     "generate": lambda: prompts.GENERATE.render(**_generate_parts()),
+    "generate_follow_up": lambda: prompts.GENERATE.render(
+        **(
+            _generate_parts()
+            | {
+                "previous": prompts.render_previous(HISTORY),
+                "question": "Which books published after 1970 did Ursula K. Le Guin write?",
+            }
+        )
+    ),
     "correct": lambda: prompts.CORRECT.render(
         **_generate_parts(),
         cypher="MATCH (a:Author {name: toLower('ursula le guin')})-[:WROTE]->(b) RETURN count(b)",
