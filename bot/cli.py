@@ -1,16 +1,13 @@
-"""The `cypherbot` command line: builds Settings once, configures logging, dispatches commands."""
+"""The `cypherbot` command line: the Typer app and its entry point (Settings: bot/commands/runtime.py)."""
 
 from __future__ import annotations
 
-import logging
 import sys
 
 import typer
-from pydantic import ValidationError
-from rich.console import Console
 
 from bot.commands import register_all
-from bot.settings import Settings, mask_secrets_in_logs
+from bot.commands.runtime import console, err_console, settings
 
 app = typer.Typer(
     name="cypherbot",
@@ -19,35 +16,9 @@ app = typer.Typer(
     add_completion=False,
     pretty_exceptions_enable=False,
 )
-console = Console()
-err_console = Console(stderr=True)
-_settings: Settings | None = None
-
-
-def settings() -> Settings:
-    """The one Settings object of this process (environment + optional .env)."""
-    global _settings
-    if _settings is None:
-        try:
-            _settings = Settings()
-        except ValidationError as exc:
-            problems = "; ".join(
-                f"{'.'.join(str(p) for p in e['loc']).upper()}: {e['msg']}" for e in exc.errors()
-            )
-            err_console.print(
-                f"[red]Invalid setting[/red] {problems}. Fix the environment or .env."
-            )
-            raise typer.Exit(2) from None
-        logging.basicConfig(
-            level=_settings.log_level.upper(),
-            format="%(asctime)s %(levelname)s %(name)s: %(message)s",
-            stream=sys.stderr,
-        )
-        mask_secrets_in_logs(_settings)
-    return _settings
-
-
 register_all(app)
+
+__all__ = ["app", "console", "err_console", "main", "settings"]
 
 
 def main() -> None:

@@ -47,7 +47,7 @@ class Session:
 @contextmanager
 def open_agent(no_memory: bool) -> Iterator[Session]:
     """An agent from Settings with the memory database's examples (or none), closed after."""
-    from bot.cli import settings
+    from bot.commands.runtime import settings
     from bot.wiring import build_agent, build_db, open_memory_for, refresh_schema_examples
     from graph_agent.examples import InMemoryExampleStore
 

@@ -247,7 +247,7 @@ def register(app: typer.Typer) -> None:
         ] = None,
     ) -> None:
         """Score the bot on questions with gold Cypher: execution accuracy, cost, latency."""
-        from bot.cli import settings
+        from bot.commands.runtime import settings
         from bot.wiring import build_agent, build_db, build_llms
         from graph_agent.evaluation import (
             ChartUnavailableError,

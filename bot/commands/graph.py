@@ -34,7 +34,7 @@ console = _Output()
 
 @contextmanager
 def _graph() -> Iterator[GraphDB]:
-    from bot.cli import settings
+    from bot.commands.runtime import settings
     from bot.wiring import build_db
 
     db = build_db(settings())
@@ -148,7 +148,7 @@ def schema(
     sample: Annotated[int | None, typer.Option(help="Nodes sampled per label.")] = None,
 ) -> None:
     """Print the schema text the LLM sees."""
-    from bot.cli import settings
+    from bot.commands.runtime import settings
 
     s = settings()
     with _graph() as db:
@@ -173,7 +173,7 @@ def query(
     ] = None,
 ) -> None:
     """Run a read-only query and print the rows as a table."""
-    from bot.cli import settings
+    from bot.commands.runtime import settings
 
     s = settings()
     with _graph() as db:
@@ -190,7 +190,7 @@ def query(
 
 def doctor() -> None:
     """Check settings, the data dir, the graph engine and the LLM settings; say what to fix."""
-    from bot.cli import settings
+    from bot.commands.runtime import settings
 
     s = settings()
     table = Table("check", "status", "detail")

@@ -34,7 +34,7 @@ _SOURCES = ("seed", "thumbs_up", "self_healed", "admin", "schema")
 
 @contextmanager
 def _memory() -> Iterator[Memory]:
-    from bot.cli import settings
+    from bot.commands.runtime import settings
 
     mem = open_memory(settings().memory_path)
     try:
@@ -46,7 +46,7 @@ def _memory() -> Iterator[Memory]:
 @contextmanager
 def _validator() -> Iterator[Callable[[str], str | None]]:
     """The current graph engine's validation, as `cypher -> error or None`."""
-    from bot.cli import settings
+    from bot.commands.runtime import settings
     from bot.wiring import build_db
 
     db = build_db(settings())
@@ -73,7 +73,7 @@ def purge(
     ] = None,
 ) -> None:
     """Delete conversation turns older than the retention period, and expired event claims."""
-    from bot.cli import settings
+    from bot.commands.runtime import settings
 
     keep = days if days is not None else settings().retention_days
     with _memory() as mem:
@@ -258,7 +258,7 @@ def export(
 @examples_app.command("bootstrap")
 def bootstrap() -> None:
     """Generate examples from the graph's schema (source `schema`), replacing older ones."""
-    from bot.cli import settings
+    from bot.commands.runtime import settings
     from bot.wiring import agent_config, build_db, refresh_schema_examples
     from graph_agent.agent import Agent
 

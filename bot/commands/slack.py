@@ -22,7 +22,7 @@ def run(
 ) -> None:
     """Start the Slack bot (Socket Mode with SLACK_APP_TOKEN; otherwise HTTP on /slack/events)."""
     from bot.app import SlackSetupError, check_tokens, create_bot
-    from bot.cli import settings
+    from bot.commands.runtime import settings
     from bot.http_server import SlackHTTPServer
     from bot.wiring import build_agent, build_db, open_memory_for, start_schema_examples
 

@@ -8,13 +8,14 @@ import pytest
 from typer.testing import CliRunner
 
 import bot.cli
+import bot.commands.runtime
 from graph_agent.graphdb import GraphDB
 from tests.conftest import DEMO_GRAPH
 
 
 @pytest.fixture
 def cli_env(monkeypatch: pytest.MonkeyPatch, demo_db: GraphDB, graph_data_dir: Path) -> None:
-    monkeypatch.setattr(bot.cli, "_settings", None)
+    monkeypatch.setattr(bot.commands.runtime, "_settings", None)
     monkeypatch.setenv("DATA_DIR", str(graph_data_dir))
     monkeypatch.setenv("GRAPH_URL", "embedded")
     monkeypatch.setenv("GRAPH_NAME", DEMO_GRAPH)

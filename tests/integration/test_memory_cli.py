@@ -11,6 +11,7 @@ import pytest
 from typer.testing import CliRunner
 
 import bot.cli
+import bot.commands.runtime
 from bot.cli import app
 from bot.settings import Settings
 from memory import open_memory
@@ -19,7 +20,7 @@ from memory import open_memory
 @pytest.fixture
 def settings(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Settings:
     s = Settings(_env_file=None, data_dir=tmp_path)  # type: ignore[call-arg]
-    monkeypatch.setattr(bot.cli, "_settings", s)
+    monkeypatch.setattr(bot.commands.runtime, "_settings", s)
 
     @contextmanager
     def fake_validator() -> Iterator[Callable[[str], str | None]]:
