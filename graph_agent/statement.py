@@ -26,6 +26,45 @@ class SchemaCheck:
     """Labels, relationship types and properties the statement names that the schema lacks."""
 
 
+def _property_guidance(unknown: list[str], used: set[str], schema: GraphSchema) -> str:
+    """What to write instead of unknown properties, for the correct step: a property named
+    like a label is reached through a relationship (`a.country` on a graph with `(:Country)`),
+    else the properties the statement's labels do have. A bare "unknown property country" made
+    a 1.5B model write `a.country` three times."""
+    hints: list[str] = []
+    by_stem = {_stem(label.name): label for label in schema.labels}
+    for prop in unknown:
+        label = by_stem.get(_stem(prop))
+        if label is None:
+            continue
+        paths = [
+            f"(:{r.start})-[:{r.type}]->(:{r.end})"
+            for r in schema.relationships
+            if label.name in (r.start, r.end) and (not used or {r.start, r.end} & used)
+        ][:3]
+        keys = ", ".join(p.name for p in label.properties[:6])
+        via = f" through {' or '.join(paths)}" if paths else " through a relationship"
+        hints.append(
+            f"{prop} is the node label {label.name}: reach it{via} and return its "
+            f"properties ({keys})"
+        )
+    if not hints:
+        for name in sorted(used)[:3]:
+            label = schema.label(name)
+            if label is not None and label.properties:
+                keys = ", ".join(p.name for p in label.properties[:12])
+                hints.append(f"{name} has: {keys}")
+    return f" ({'; '.join(hints)})" if hints else ""
+
+
+def _stem(name: str) -> str:
+    """`Countries` and `country` alike: lower case, a plural s/ies dropped."""
+    word = name.lower()
+    if word.endswith("ies") and len(word) > 4:
+        return word[:-3] + "y"
+    return word[:-1] if word.endswith("s") and not word.endswith("ss") else word
+
+
 def _fits(want: str | None, have: str) -> bool:
     return want is None or want == have
 
@@ -55,7 +94,10 @@ def check_schema(cypher: str, schema: GraphSchema) -> SchemaCheck:
             f"types are: {', '.join(sorted(types))}"
         )
     if unknown := sorted(names.properties - props):
-        check.problems.append(f"unknown propert(y/ies) {', '.join(unknown)}")
+        check.problems.append(
+            f"unknown propert(y/ies) {', '.join(unknown)}"
+            + _property_guidance(unknown, names.labels & labels, schema)
+        )
 
     reversed_types: set[str] = set()
     kept_types: set[str] = set()

@@ -278,3 +278,15 @@ def test_structured_gives_none_after_two_bad_replies() -> None:
     model = ScriptedChatModel(replies=["oops", "again"])
     parsed, calls = asyncio.run(ask_structured(model, [], _parse, step="guard", timeout_s=5))
     assert parsed is None and len(calls) == 2
+
+
+def test_an_unknown_property_named_like_a_label_points_to_the_relationship() -> None:
+    check = check_schema("MATCH (p:Person) WHERE p.team = 'Payments' RETURN p.name", SCHEMA)
+    [message] = check.problems
+    assert "team is the node label Team" in message
+    assert "(:Person)-[:MEMBER_OF]->(:Team)" in message and "(name, department)" in message
+
+
+def test_another_unknown_property_lists_what_the_label_has() -> None:
+    [message] = check_schema("MATCH (s:Service) RETURN s.owner_email", SCHEMA).problems
+    assert message == "unknown propert(y/ies) owner_email (Service has: name, tier)"
