@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from graph_agent.graphdb.protocol import GraphSchema
-from guardrails.cypher_tokens import Token, referenced_names, tokenize
+from graph_agent.graphdb.protocol import GraphSchema, LabelInfo
+from guardrails.cypher_tokens import ReferencedNames, Token, referenced_names, tokenize
 
 AGGREGATES = frozenset(
     {"COUNT", "SUM", "AVG", "MIN", "MAX", "COLLECT", "STDEV", "STDEVP", "PERCENTILECONT",
@@ -24,6 +24,28 @@ class SchemaCheck:
     """What was fixed automatically (relationship directions)."""
     unknown: list[str] = field(default_factory=list)
     """Labels, relationship types and properties the statement names that the schema lacks."""
+
+
+def _misplaced_properties(
+    names: ReferencedNames, known: set[str], schema: GraphSchema
+) -> list[str]:
+    """`a.name` where `a` is an Airport and only City and Region have `name`: a read that can
+    only give nulls (a 1.5B model's rows of nulls looked like answers). Properties no label has
+    are reported as unknown already; labels without sampled properties are not judged."""
+    wrong: dict[str, tuple[LabelInfo, list[str]]] = {}
+    for var, prop in names.accesses:
+        label = schema.label(names.variables.get(var, ""))
+        if label is None or not label.properties or prop not in known:
+            continue
+        if all(p.name != prop for p in label.properties):
+            props = wrong.setdefault(label.name, (label, []))[1]
+            if prop not in props:
+                props.append(prop)
+    return [
+        f"{label.name} has no propert(y/ies) {', '.join(props)}; {label.name} has: "
+        + ", ".join(p.name for p in label.properties[:12])
+        for label, props in wrong.values()
+    ]
 
 
 def _property_guidance(unknown: list[str], used: set[str], schema: GraphSchema) -> str:
@@ -98,6 +120,7 @@ def check_schema(cypher: str, schema: GraphSchema) -> SchemaCheck:
             f"unknown propert(y/ies) {', '.join(unknown)}"
             + _property_guidance(unknown, names.labels & labels, schema)
         )
+    check.problems.extend(_misplaced_properties(names, props, schema))
 
     reversed_types: set[str] = set()
     kept_types: set[str] = set()

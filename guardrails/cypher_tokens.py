@@ -311,6 +311,10 @@ class ReferencedNames:
     patterns: list[tuple[str | None, str, str | None, str]] = field(default_factory=list)
     """(left label, rel type, right label, direction "->", "<-" or "-") in the order written;
     a label is None when neither the pattern nor an earlier binding of the variable names it."""
+    variables: dict[str, str] = field(default_factory=dict)
+    """Node variables and the first label a pattern gives them (`(a:Airport)` → a: Airport)."""
+    accesses: list[tuple[str, str]] = field(default_factory=list)
+    """(variable, property) for each `variable.property` read, in the order written."""
 
 
 # `{` after these opens a subquery (statements inside), not a map.
@@ -492,6 +496,28 @@ def _rel_at(tokens: list[Token], close_idx: int) -> tuple[list[str], str, int] |
     return types, direction, j
 
 
+def _accesses(tokens: list[Token]) -> list[tuple[str, str]]:
+    """`a.name` reads: a plain variable, a dot, a name, and no "(" after (not `date.truncate(`)
+    and no dot before (not the middle of a chain or a procedure name)."""
+    found: list[tuple[str, str]] = []
+    for i in range(1, len(tokens) - 1):
+        var, dot, prop = tokens[i - 1], tokens[i], tokens[i + 1]
+        if not (
+            dot.is_punct(".") and prop.is_name and var.kind in ("identifier", "quoted_identifier")
+        ):
+            continue
+        before = tokens[i - 2] if i >= 2 else None
+        after = tokens[i + 2] if i + 2 < len(tokens) else None
+        if (before is not None and before.is_punct(".")) or (
+            after is not None and after.is_punct("(", ".")
+        ):
+            continue
+        if before is not None and before.is_keyword("CALL"):
+            continue
+        found.append((var.name, prop.name))
+    return found
+
+
 def referenced_names(cypher: str) -> ReferencedNames:
     """Labels, relationship types, property keys and relationship patterns a query names.
 
@@ -503,6 +529,8 @@ def referenced_names(cypher: str) -> ReferencedNames:
     tokens = [t for t in tokenize(cypher) if t.kind != "error"]
     names = ReferencedNames()
     bindings = _collect_names(tokens, names)
+    names.variables = dict(bindings)
+    names.accesses = _accesses(tokens)
     for idx, tok in enumerate(tokens):
         if not tok.is_punct(")"):
             continue

@@ -13,7 +13,7 @@ import logging
 import re
 import time
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from functools import lru_cache
 from typing import Any
 
@@ -47,6 +47,13 @@ _FREE_TEXT_WORDS = frozenset(_FREE_TEXT_TEXT.split())
 FREE_TEXT_MEAN_WORDS = 5.0
 """Stored values longer than this on average (in words) are prose, not names."""
 FREE_TEXT_MEAN_CHARS = 40.0
+COMMON_SHARE = 0.02
+COMMON_MIN = 20
+DISTINCTIVE_MAX_VALUES = 3
+"""A word held by at most this many stored values names them (a hint even without coverage)."""
+DISTINCTIVE_MIN_CHARS = 4
+DISTINCTIVE_SCORE = 0.55
+"""Below a phrase that matches a value outright, above nothing."""
 MIN_COVERAGE = 0.7
 """Share of a stored value's characters the phrase must account for: most of it, not one word."""
 _NAME_PART = re.compile(r"[A-Z]+(?=[A-Z][a-z])|[A-Z]?[a-z]+|[A-Z]+|\d+")
@@ -87,7 +94,12 @@ def similarity(phrase: str, value: str) -> float:
     if len(p_tokens) == len(v_tokens) and len(joined_p) >= 4 and joined_v.startswith(joined_p):
         # "postgres" → "postgresql": a stem of the stored value.
         scores.append(0.75 + 0.2 * len(joined_p) / len(joined_v))
-    if _abbreviates(p_tokens, v_tokens) or _abbreviates(v_tokens, p_tokens):
+    # Either side shortening the other word by word ("sci fi" / "Science Fiction"), but not
+    # a single short code: "RO" or "REG" start many words ("routes", "region") without
+    # meaning them.
+    if _abbreviates(p_tokens, v_tokens) or (
+        _abbreviates(v_tokens, p_tokens) and (len(v_tokens) > 1 or len(v_tokens[0]) >= 4)
+    ):
         scores.append(0.85)
     if set(p_tokens) <= set(v_tokens) and len(p) >= 3:
         # Whole words of the phrase inside a longer value: "checkout" in "checkout-api".
@@ -120,21 +132,28 @@ def _edit_distance(a: str, b: str) -> int:
     return previous[-1]
 
 
-def coverage(phrase: str, value: str) -> float:
+def coverage(phrase: str, value: str, common: frozenset[str] = frozenset()) -> float:
     """Share of the stored value's characters (stop words aside) that words of `phrase` name.
 
     "Keanu Reeves" for "keanu reeves" is 1.0; a long tagline that shares one word with the
-    question is small, so it never becomes a hint.
+    question is small, so it never becomes a hint. Words in `common` (held by many stored
+    values, such as "Airport") count like stop words: "airport" does not name "Bol Airport".
     """
-    p_tokens = [t for t in tokens(phrase) if t not in _STOPWORDS]
-    v_tokens = [t for t in tokens(value) if t not in _STOPWORDS] or tokens(value)
+    skip = _STOPWORDS | common
+    p_tokens = [t for t in tokens(phrase) if t not in skip]
+    v_tokens = [t for t in tokens(value) if t not in skip] or tokens(value)
     total = sum(len(t) for t in v_tokens)
     if not p_tokens or not total:
         return 0.0
     joined_p = "".join(p_tokens)
     if joined_p == "".join(v_tokens):  # "node js" / "Node.js"
         return 1.0
-    covered = sum(len(t) for t in v_tokens if any(_near(p, t) for p in p_tokens))
+    # A stored code of one short token ("REG", "NO") is named only by itself, not by every
+    # word that starts with it ("region", "nonstop"); "Sci-Fi" still by "science fiction".
+    loose = len(v_tokens) > 1 or len(v_tokens[0]) >= 4
+    covered = sum(
+        len(t) for t in v_tokens if any(p == t or (loose and _near(p, t)) for p in p_tokens)
+    )
     return covered / total
 
 
@@ -171,6 +190,10 @@ class ValueCatalog:
     entries: list[CatalogEntry]
     large: list[tuple[str, str]]
     built_at: float
+    _rare: dict[str, list[int]] | None = field(default=None, init=False, repr=False)
+    _common: frozenset[str] | None = field(default=None, init=False, repr=False)
+    _names: frozenset[str] | None = field(default=None, init=False, repr=False)
+    """Words held by at most DISTINCTIVE_MAX_VALUES values → those entries (built on first use)."""
 
     @classmethod
     def build(cls, read: Read, schema: GraphSchema) -> ValueCatalog:
@@ -218,10 +241,57 @@ class ValueCatalog:
         logger.debug("Value catalog: %d values, %d large properties", len(entries), len(large))
         return cls(entries=entries, large=large, built_at=time.monotonic())
 
+    def _common_words(self) -> frozenset[str]:
+        """Words many stored values share ("airport", "international"): they name no one
+        value. Held by more than COMMON_SHARE of the values (and at least COMMON_MIN)."""
+        if self._common is None:
+            counts: dict[str, int] = {}
+            for entry in self.entries:
+                for word in set(tokens(entry.value)):
+                    counts[word] = counts.get(word, 0) + 1
+            bar = max(COMMON_MIN, COMMON_SHARE * len(self.entries))
+            self._common = frozenset(w for w, n in counts.items() if n > bar)
+        return self._common
+
+    def _schema_words(self) -> frozenset[str]:
+        """The catalog's label and property names as words (with plurals)."""
+        if self._names is None:
+            words = {w for e in self.entries for w in tokens(f"{e.label} {e.property}")}
+            words |= {w + "s" for w in words} | {w[:-1] + "ies" for w in words if w.endswith("y")}
+            self._names = frozenset(words)
+        return self._names
+
+    def _distinctive_hits(self, text: str) -> list[CatalogEntry]:
+        """Values holding a word of the question that few values hold: "Gatwick" for "London
+        Gatwick", "Schipol" (one typo) for "Amsterdam Airport Schiphol". Coverage alone
+        drops them (one word of three), yet such a word names one thing, unlike a word many
+        values share ("London", "Airport")."""
+        if self._rare is None:
+            index: dict[str, list[int]] = {}
+            for n, entry in enumerate(self.entries):
+                for word in dict.fromkeys(tokens(entry.value)):
+                    if len(word) >= DISTINCTIVE_MIN_CHARS and word not in _STOPWORDS:
+                        index.setdefault(word, []).append(n)
+            self._rare = {w: ns for w, ns in index.items() if len(ns) <= DISTINCTIVE_MAX_VALUES}
+        # "region" asks about the Region label, not about "Region of Murcia Airport".
+        names = self._schema_words()
+        hits: list[CatalogEntry] = []
+        for word in dict.fromkeys(tokens(text)):
+            if len(word) < DISTINCTIVE_MIN_CHARS or word in _STOPWORDS or word in names:
+                continue
+            found = self._rare.get(word)
+            if found is None:
+                # One typo away, same first two letters (cheap to scan, rarely ambiguous).
+                near = [w for w in self._rare if w[:2] == word[:2] and _near(word, w)]
+                found = self._rare[near[0]] if len(near) == 1 else []
+            hits.extend(self.entries[n] for n in found)
+        return hits
+
     def match(self, text: str, limit: int, search: Search | None = None) -> list[ValueMatch]:
         windows = phrases(text)
         if not windows:
             return []
+        common = self._common_words()
         best: dict[tuple[str, str, str], float] = {}
 
         def consider(label: str, prop: str, value: str, candidate: str) -> None:
@@ -233,7 +303,7 @@ class ValueCatalog:
                 if (
                     alike > score
                     and alike >= MIN_SCORE
-                    and coverage(window, candidate) >= MIN_COVERAGE
+                    and coverage(window, candidate, common) >= MIN_COVERAGE
                 ):
                     score = alike
             if score >= MIN_SCORE:
@@ -242,6 +312,9 @@ class ValueCatalog:
 
         for entry in self.entries:
             consider(entry.label, entry.canonical_property, entry.canonical, entry.value)
+        for entry in self._distinctive_hits(text):
+            key = (entry.label, entry.canonical_property, entry.canonical)
+            best[key] = max(best.get(key, 0.0), DISTINCTIVE_SCORE)
         if search is not None and self.large:
             words = [w for w in dict.fromkeys(tokens(text)) if w not in _STOPWORDS and len(w) >= 3]
             for label, prop in self.large if words else []:

@@ -163,7 +163,7 @@ def sample_schema(
 
 
 _DISPLAY_FIRST = ("name", "fullname", "displayname")
-_DISPLAY_LAST = ("title", "key", "code", "label")
+_DISPLAY_LAST = ("title", "key", "code", "label", "descr")
 _DISPLAY_SUFFIXES = ("name", "title")
 # Prefixes of `…Name` properties that name the entity itself; `shipName` on an order or
 # `contactName` on a company name something else.

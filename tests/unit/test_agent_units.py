@@ -290,3 +290,33 @@ def test_an_unknown_property_named_like_a_label_points_to_the_relationship() -> 
 def test_another_unknown_property_lists_what_the_label_has() -> None:
     [message] = check_schema("MATCH (s:Service) RETURN s.owner_email", SCHEMA).problems
     assert message == "unknown propert(y/ies) owner_email (Service has: name, tier)"
+
+
+@pytest.mark.parametrize(
+    ("cypher", "problem"),
+    [
+        (
+            "MATCH (s:Service)<-[:OWNS]-(t:Team) RETURN s.department",
+            "Service has no propert(y/ies) department; Service has: name, tier",
+        ),
+        (
+            "MATCH (p:Person) WHERE p.tier = 1 RETURN p.name, p.department",
+            "Person has no propert(y/ies) tier, department; Person has: name, title",
+        ),
+    ],
+)
+def test_a_property_of_another_label_is_a_problem(cypher: str, problem: str) -> None:
+    assert problem in check_schema(cypher, SCHEMA).problems
+
+
+@pytest.mark.parametrize(
+    "cypher",
+    [
+        "MATCH (p:Person)-[:MEMBER_OF]->(t:Team) RETURN p.name, t.department",
+        "MATCH (p:Person) WITH p.name AS name RETURN name",
+        "MATCH (n) RETURN n.tier",  # no label: not judged
+        "MATCH (t:Team) RETURN t {.name, .department}",
+    ],
+)
+def test_properties_of_the_right_label_pass(cypher: str) -> None:
+    assert check_schema(cypher, SCHEMA).problems == []

@@ -214,3 +214,19 @@ def test_names(cypher: str, labels: set[str], rel_types: set[str], properties: s
 def test_referenced_names_never_raises() -> None:
     for text in ["(", ")-[", "MATCH (a)-[:", "-[:R]->", "'", "(a)<-", "MATCH (n:"]:
         referenced_names(text)
+
+
+def test_variables_and_property_reads() -> None:
+    names = referenced_names(
+        "MATCH (a:Airport)-[r:HAS_ROUTE]->(b) WHERE a.runways > 1 "
+        "CALL db.labels() YIELD label "
+        "RETURN a.descr, r.distance, b.city, date.truncate('day', a.opened), label"
+    )
+    assert names.variables == {"a": "Airport"}
+    assert names.accesses == [
+        ("a", "runways"),
+        ("a", "descr"),
+        ("r", "distance"),
+        ("b", "city"),
+        ("a", "opened"),
+    ]

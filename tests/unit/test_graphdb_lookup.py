@@ -231,3 +231,46 @@ def test_hints_rank_by_closeness_and_stop_at_the_limit() -> None:
 )
 def test_coverage(phrase: str, value: str, at_least: float, below: float) -> None:
     assert at_least <= coverage(phrase, value) < below
+
+
+def _airports() -> ValueCatalog:
+    names = [
+        "London Gatwick",
+        "London Heathrow",
+        "London Luton",
+        "Amsterdam Airport Schiphol",
+        "Region of Murcia International Airport",
+        "Bol Airport",
+        "Kos Airport",
+        *(f"Town {n} Airport" for n in range(40)),
+    ]
+    entries = [CatalogEntry("Airport", "descr", v, v, "descr") for v in names]
+    entries += [CatalogEntry("Airport", "iata", c, c, "iata") for c in ("REG", "LGW", "NO")]
+    entries += [CatalogEntry("Region", "name", "GB-SCT", "GB-SCT", "name")]
+    return ValueCatalog(entries=entries, large=[], built_at=0.0)
+
+
+@pytest.mark.parametrize(
+    ("question", "value"),
+    [
+        ("What are the longest routes out of Gatwick?", "London Gatwick"),
+        ("How many runways does Schipol have?", "Amsterdam Airport Schiphol"),  # one typo
+    ],
+)
+def test_a_word_few_values_hold_is_a_hint(question: str, value: str) -> None:
+    assert value in [m.value for m in _airports().match(question, 5)]
+
+
+@pytest.mark.parametrize(
+    ("question", "not_hinted"),
+    [
+        ("Which airports are in Scotland?", "Bol Airport"),  # "airport": held by many values
+        ("Which region is Zurich in?", "Region of Murcia International Airport"),  # a label
+        ("Which region is Zurich in?", "REG"),  # a code is no abbreviation of "region"
+        ("How many routes are nonstop?", "NO"),
+    ],
+)
+def test_words_many_values_share_and_short_codes_are_no_hint(
+    question: str, not_hinted: str
+) -> None:
+    assert not_hinted not in [m.value for m in _airports().match(question, 10)]
