@@ -6,7 +6,7 @@ import logging
 from dataclasses import dataclass
 from typing import Any
 
-from slack_bolt import Ack, App
+from slack_bolt import Ack, App, Respond
 from slack_bolt.error import BoltError
 from slack_sdk import WebClient
 from slack_sdk.errors import SlackApiError
@@ -175,15 +175,18 @@ def register_listeners(app: App, deps: BotDeps) -> None:
         app.event(name)(ignored.ignore)
 
     @app.command("/cypherbot")
-    def handle_command(ack: Ack, command: dict[str, Any]) -> None:
-        ack(**_ack_payload(deps, command))
+    def handle_command(ack: Ack, respond: Respond, command: dict[str, Any]) -> None:
+        # Acked at once (Slack allows 3 s): the reply may read the example store, which with
+        # EMBEDDINGS_MODEL set is an HTTP call, so it goes through response_url afterwards.
+        ack()
+        respond(**_command_reply(deps, command))
 
     @app.error
     def handle_error(error: Exception, body: dict[str, Any]) -> None:
         logger.error("listener error (%s) for %s", type(error).__name__, _describe(body))
 
 
-def _ack_payload(deps: BotDeps, command_body: dict[str, Any]) -> dict[str, Any]:
+def _command_reply(deps: BotDeps, command_body: dict[str, Any]) -> dict[str, Any]:
     channel = command_body.get("channel_id")
     reply = slash.command_reply(
         deps, str(command_body.get("text", "")), str(channel) if channel else None

@@ -15,13 +15,19 @@ import urllib.error
 import urllib.parse
 import urllib.request
 import uuid
-from collections.abc import Callable, Iterable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any, Literal
 
 from bot.emulator_ai import AISurface, SurfaceError
+from bot.emulator_limits import (
+    STATUS_EXPIRY_S,
+    RateLimits,
+    block_problem,
+    missing_scope,
+)
 
 logger = logging.getLogger(__name__)
 
@@ -154,6 +160,9 @@ class SlackEmulator:
         app_url: str | None = None,
         status_supported: bool = True,
         echo_bot_events: bool = True,
+        scopes: Iterable[str] | None = None,
+        rate_limits: RateLimits | None = None,
+        clock: Callable[[], float] = time.monotonic,
     ) -> None:
         self.signing_secret = signing_secret
         self.bot_token = bot_token
@@ -167,6 +176,16 @@ class SlackEmulator:
         """False: `assistant.threads.setStatus` answers an error, like older workspaces."""
         self.echo_bot_events = echo_bot_events
         """Send the app the events its own posts, edits and reactions cause, as Slack does."""
+        self.scopes = None if scopes is None else frozenset(scopes)
+        """The bot token's scopes (None: every method allowed); a method needing another
+        answers `missing_scope`, as Slack does."""
+        self.clock = clock
+        self.rate_limits = rate_limits if rate_limits is not None else RateLimits(clock=clock)
+        """Slack's rate limits (Tier 3 per method, chat.postMessage per channel): 429 with a
+        real Retry-After when exceeded."""
+        self.responses: list[dict[str, Any]] = []
+        """What the app POSTed to slash commands' response_url."""
+        self._response_urls: dict[str, tuple[str, str]] = {}
         self.users: dict[str, User] = {}
         self.channels: dict[str, Channel] = {}
         self.calls: list[ApiCall] = []
@@ -174,6 +193,7 @@ class SlackEmulator:
         self.ephemerals: list[dict[str, Any]] = []
         self.files: dict[str, dict[str, Any]] = {}
         self.statuses: dict[tuple[str, str], str] = {}
+        self._status_since: dict[tuple[str, str], float] = {}
         self.surface = AISurface()
         """Suggested prompts, thread titles and Home tabs the app set (bot/emulator_ai.py)."""
         self._uploads: dict[str, bytes] = {}
@@ -365,11 +385,20 @@ class SlackEmulator:
         *,
         deliver: bool = True,
         concurrent: bool = False,
+        files: Sequence[str] = (),
     ) -> tuple[dict[str, Any], list[Delivery]]:
         """A person posts; the message is stored and its events delivered (`app_mention` when
-        the bot is mentioned outside DMs, then `message`). Returns (message, deliveries)."""
+        the bot is mentioned outside DMs, then `message`). Returns (message, deliveries).
+
+        As Slack does, the message carries its text as `rich_text` blocks too; with `files`
+        (file names) it is a `file_share` message with those files attached."""
+        fields: dict[str, Any] = {"user": user, "text": text, "blocks": _rich_text(text)}
         with self._lock:
-            message = self._store_message(channel, {"user": user, "text": text}, thread_ts)
+            if files:
+                fields["subtype"] = "file_share"
+                fields["upload"] = True
+                fields["files"] = [self._user_file(user, name) for name in files]
+            message = self._store_message(channel, fields, thread_ts)
         self._emit("message_posted", channel, message)
         payloads = self.events_for_message(channel, message)
         deliveries = self.deliver_all(payloads, concurrent=concurrent) if deliver else []
@@ -536,7 +565,11 @@ class SlackEmulator:
     def slash_command(
         self, user: str, channel: str, text: str, command: str = "/cypherbot"
     ) -> Delivery:
-        """A person runs a slash command: a signed form POST, as Slack sends it."""
+        """A person runs a slash command: a signed form POST, as Slack sends it. What the app
+        later POSTs to its response_url shows as an ephemeral message to `user`."""
+        response_id = uuid.uuid4().hex
+        with self._lock:
+            self._response_urls[response_id] = (channel, user)
         fields = {
             "token": "emulator-verification-token",
             "team_id": self.team_id,
@@ -546,7 +579,7 @@ class SlackEmulator:
             "command": command,
             "text": text,
             "api_app_id": self.api_app_id,
-            "response_url": f"{self.base_url}/response/{uuid.uuid4().hex}",
+            "response_url": f"{self.base_url}/response/{response_id}",
             "trigger_id": uuid.uuid4().hex,
         }
         body = urllib.parse.urlencode(fields).encode()
@@ -719,6 +752,12 @@ class SlackEmulator:
         room.messages.append(message)
         return message
 
+    def _user_file(self, user: str, name: str) -> dict[str, Any]:
+        file_id = f"F{next(self._ids):010d}"
+        info = {"id": file_id, "name": name, "title": name, "user": user, "size": 0}
+        self.files[file_id] = info
+        return dict(info)
+
     def _react(self, message: dict[str, Any], user: str, name: str, *, add: bool) -> bool:
         reactions: list[dict[str, Any]] = message.setdefault("reactions", [])
         entry = next((r for r in reactions if r["name"] == name), None)
@@ -801,7 +840,14 @@ class SlackEmulator:
             answer = _ApiAnswer(200, {"ok": False, "error": "not_authed"})
         elif token != self.bot_token:
             answer = _ApiAnswer(200, {"ok": False, "error": "invalid_auth"})
+        elif (needed := missing_scope(method, self.scopes)) is not None:
+            answer = _ApiAnswer(200, {"ok": False, "error": "missing_scope", "needed": needed})
+        elif (wait := self.rate_limits.check(method, params)) is not None:
+            answer = _ApiAnswer(
+                429, {"ok": False, "error": "ratelimited"}, {"Retry-After": str(wait)}
+            )
         else:
+            self._expire_statuses()
             handler = _METHODS.get(method)
             if handler is None:
                 answer = _ApiAnswer(200, {"ok": False, "error": "unknown_method"})
@@ -823,6 +869,15 @@ class SlackEmulator:
             },
         )
         return answer
+
+    def _expire_statuses(self) -> None:
+        """Statuses clear themselves after two minutes without a reply, as in Slack."""
+        cutoff = self.clock() - STATUS_EXPIRY_S
+        with self._lock:
+            for key, since in list(self._status_since.items()):
+                if since <= cutoff:
+                    del self._status_since[key]
+                    self.statuses.pop(key, None)
 
     def _take_failure(self, method: str) -> _Failure | None:
         pending = self._failures.get(method)
@@ -894,7 +949,9 @@ class SlackEmulator:
             channel, message = self._bot_message(params, "cant_update_message")
             previous = dict(message)
             fields = _message_fields(params)
-            message.pop("blocks", None)
+            if "blocks" in params:
+                # Slack keeps the previous blocks unless the update sends some ([] clears).
+                message.pop("blocks", None)
             message.update(fields)
             message["edited"] = {"user": self.bot_user_id, "ts": self._next_ts()}
             echo = self._changed_event(channel, message, previous)
@@ -980,6 +1037,7 @@ class SlackEmulator:
                 raise _ApiError("invalid_thread_ts")
             if status:
                 self.statuses[(channel, thread_ts)] = status
+                self._status_since[(channel, thread_ts)] = self.clock()
             else:
                 self.statuses.pop((channel, thread_ts), None)
         self._emit("status_set", channel, {"thread_ts": thread_ts, "status": status})
@@ -1002,6 +1060,25 @@ class SlackEmulator:
                 "size": length,
             }
         return {"ok": True, "upload_url": f"{self.base_url}/upload/{file_id}", "file_id": file_id}
+
+    def respond(self, response_id: str, raw: bytes) -> None:
+        """A POST to a slash command's response_url: recorded (an ephemeral reply by default)."""
+        try:
+            body = json.loads(raw or b"{}")
+        except ValueError:
+            body = {"text": raw.decode(errors="replace")}
+        with self._lock:
+            self.responses.append({"response_id": response_id, **body})
+            channel, user = self._response_urls.get(response_id, ("", ""))
+            ephemeral = {
+                "channel": channel,
+                "user": user,
+                "ts": self._next_ts(),
+                "text": str(body.get("text", "")),
+                **({"blocks": body["blocks"]} if body.get("blocks") else {}),
+            }
+            self.ephemerals.append(ephemeral)
+        self._emit("ephemeral_posted", channel or None, ephemeral)
 
     def receive_upload(self, file_id: str, data: bytes) -> bool:
         with self._lock:
@@ -1092,10 +1169,21 @@ def _message_fields(params: dict[str, Any]) -> dict[str, Any]:
             section_text = (block.get("text") or {}).get("text", "")
             if len(section_text) > MAX_SECTION_CHARS:
                 raise _ApiError("invalid_blocks")
+        problem = block_problem(blocks)
+        if problem:
+            raise _ApiError(problem)
     fields: dict[str, Any] = {"text": str(text or "")}
     if blocks:
         fields["blocks"] = blocks
     return fields
+
+
+def _rich_text(text: str) -> list[dict[str, Any]]:
+    """The `rich_text` block Slack's clients send with a person's message."""
+    if not text:
+        return []
+    section = {"type": "rich_text_section", "elements": [{"type": "text", "text": text}]}
+    return [{"type": "rich_text", "block_id": uuid.uuid4().hex[:5], "elements": [section]}]
 
 
 def _on_surface(
@@ -1134,6 +1222,7 @@ _METHODS: dict[str, Callable[[SlackEmulator, dict[str, Any]], dict[str, Any]]] =
 
 _API_PATH = re.compile(r"^/api/([A-Za-z.]+)$")
 _UPLOAD_PATH = re.compile(r"^/upload/(F\d+)$")
+_RESPONSE_PATH = re.compile(r"^/response/([0-9a-f]+)$")
 
 
 def _handler_for(emulator: SlackEmulator) -> type[BaseHTTPRequestHandler]:
@@ -1151,6 +1240,11 @@ def _handler_for(emulator: SlackEmulator) -> type[BaseHTTPRequestHandler]:
             if upload:
                 ok = emulator.receive_upload(upload.group(1), raw)
                 self._reply(200 if ok else 404, f"OK - {len(raw)}".encode(), "text/plain")
+                return
+            response_url = _RESPONSE_PATH.match(url.path)
+            if response_url:
+                emulator.respond(response_url.group(1), raw)
+                self._reply(200, b"ok", "text/plain")
                 return
             match = _API_PATH.match(url.path)
             if not match:

@@ -5,41 +5,62 @@ from __future__ import annotations
 import logging
 import threading
 import time
+from collections.abc import Callable
 from typing import Any
 
 from slack_sdk import WebClient
 from slack_sdk.errors import SlackApiError
 
 from bot.render import Rendered
+from bot.throttle import SlackThrottle
 from graph_agent.result import ProgressEvent
 
 logger = logging.getLogger(__name__)
 
-# Errors meaning `assistant.threads.setStatus` will never work for this app (scope, plan, old
-# workspace): stop trying it for the life of the process.
-_STATUS_UNAVAILABLE = {
-    "missing_scope",
-    "not_allowed_token_type",
-    "unknown_method",
-    "method_deprecated",
-    "feature_not_enabled",
-    "access_denied",
-    "team_not_allowed",
-}
+# setStatus errors that hold for the whole app (scope, token type, method gone): status is
+# off everywhere for APP_PAUSE_S. Any other refusal (access_denied in one channel, a team not
+# allowed, a feature off for one workspace) turns it off in that channel for CHANNEL_PAUSE_S.
+_APP_WIDE = {"missing_scope", "not_allowed_token_type", "unknown_method", "method_deprecated"}
+_CHANNEL_WIDE = {"access_denied", "team_not_allowed", "feature_not_enabled", "not_in_channel"}
+APP_PAUSE_S = 3600.0
+CHANNEL_PAUSE_S = 600.0
 
 
 class StatusSupport:
-    """Whether `assistant.threads.setStatus` works for this app (learned on first failure)."""
+    """Where `assistant.threads.setStatus` works, learned from its refusals: off in one channel
+    (or, for app-wide errors, everywhere) for a while, then tried again."""
 
-    def __init__(self, enabled: bool = True) -> None:
-        self.enabled = enabled
+    def __init__(self, enabled: bool = True, *, clock: Callable[[], float] = time.monotonic):
+        self._clock = clock
+        self._off_until: dict[str, float] = {}
+        if not enabled:
+            self._off_until["*"] = float("inf")
+
+    def available(self, channel: str) -> bool:
+        now = self._clock()
+        return all(self._off_until.get(key, 0.0) <= now for key in ("*", channel))
+
+    def refused(self, channel: str, error: str) -> bool:
+        """Record a refusal; True when it turned status off (the error is not transient)."""
+        if error in _APP_WIDE:
+            self._off_until["*"] = self._clock() + APP_PAUSE_S
+        elif error in _CHANNEL_WIDE:
+            self._off_until[channel] = self._clock() + CHANNEL_PAUSE_S
+        else:
+            return False
+        return True
 
 
 class Progress:
     """Shows "Working on it…" at once, then the agent's steps at most every `min_interval_s`,
     through `assistant.threads.setStatus` where it works, else a placeholder message updated
     in place. `finish` replaces the status with the answer (new message + placeholder removed
-    when the update fails). Slack errors are logged, never raised."""
+    when the update fails). Slack errors are logged, never raised.
+
+    No lock is held across a Slack call. Progress steps go through a client without the
+    rate-limit retry (a 429 drops the step: the next one supersedes it) and through the
+    process-wide `SlackThrottle`, which skips steps when the workspace's budget is spent; the
+    final answer always goes."""
 
     def __init__(
         self,
@@ -48,14 +69,19 @@ class Progress:
         thread_ts: str,
         *,
         status: StatusSupport,
+        throttle: SlackThrottle | None = None,
+        team: str = "",
         min_interval_s: float = 1.0,
     ) -> None:
         self._client = client
+        self._steps = _without_retries(client)
         self._channel = channel
         self._thread_ts = thread_ts
         self._status = status
+        self._throttle = throttle or SlackThrottle()
+        self._team = team
         self._interval = min_interval_s
-        self._lock = threading.Lock()
+        self._lock = threading.Condition()
         self._mode: str = "none"
         """status (setStatus works), placeholder (a message we update) or none."""
         self.placeholder_ts: str | None = None
@@ -63,15 +89,19 @@ class Progress:
         self._last_text = ""
         self._pending: str | None = None
         self._timer: threading.Timer | None = None
+        self._sending = False
         self._closed = False
+        self.skipped = 0
+        """Progress steps not sent (over the shared budget, or refused by Slack)."""
 
     def start(self, text: str = "Working on it…") -> None:
+        mode, placeholder = "placeholder", None
+        if self._status.available(self._channel) and self._set_status(text, self._client):
+            mode = "status"
+        else:
+            placeholder = self._post_placeholder(text)
         with self._lock:
-            if self._status.enabled and self._set_status(text):
-                self._mode = "status"
-            else:
-                self._mode = "placeholder"
-                self.placeholder_ts = self._post_placeholder(text)
+            self._mode, self.placeholder_ts = mode, placeholder
             self._last_sent = time.monotonic()
             self._last_text = text
 
@@ -79,16 +109,20 @@ class Progress:
         """A progress event from the agent; throttled, latest wins, and never blocking.
 
         The agent calls this from its event loop, which every question in the process shares,
-        so the Slack call (and any rate-limit retry) happens on a timer thread, not here."""
+        so the Slack call happens on a timer thread, not here."""
         with self._lock:
             if self._closed or event.text == self._last_text:
                 return
-            wait = self._interval - (time.monotonic() - self._last_sent)
             self._pending = event.text
-            if self._timer is None:
-                self._timer = threading.Timer(max(wait, 0.0), self._flush)
-                self._timer.daemon = True
-                self._timer.start()
+            self._schedule()
+
+    def _schedule(self) -> None:
+        """Start the timer for the pending step (lock held)."""
+        if self._timer is None and not self._sending and self._pending is not None:
+            wait = self._interval - (time.monotonic() - self._last_sent)
+            self._timer = threading.Timer(max(wait, 0.0), self._flush)
+            self._timer.daemon = True
+            self._timer.start()
 
     def _flush(self) -> None:
         with self._lock:
@@ -96,25 +130,55 @@ class Progress:
             if self._closed or self._pending is None:
                 return
             text, self._pending = self._pending, None
-            self._send(text)
+            self._sending = True
+            self._last_sent = time.monotonic()
+            self._last_text = text
+        try:
+            self._send_step(text)
+        finally:
+            with self._lock:
+                self._sending = False
+                self._lock.notify_all()
+                if not self._closed:
+                    self._schedule()
 
-    def _send(self, text: str) -> None:
-        self._last_sent = time.monotonic()
-        self._last_text = text
+    def _send_step(self, text: str) -> None:
+        method = "assistant.threads.setStatus" if self._mode == "status" else "chat.update"
+        if self._mode == "placeholder" and not self.placeholder_ts:
+            return
+        if not self._throttle.may_send(method, team=self._team, channel=self._channel):
+            self.skipped += 1
+            return
         if self._mode == "status":
-            self._set_status(text)
-        elif self._mode == "placeholder" and self.placeholder_ts:
-            self._call("chat_update", channel=self._channel, ts=self.placeholder_ts, text=text)
+            sent = self._set_status(text, self._steps)
+        else:
+            sent = (
+                call(
+                    self._steps,
+                    "chat_update",
+                    channel=self._channel,
+                    ts=self.placeholder_ts,
+                    text=text,
+                )
+                is not None
+            )
+        if not sent:
+            self.skipped += 1
 
-    def finish(self, message: Rendered) -> str | None:
-        """Post the final message; return its ts (None if Slack refused everything)."""
+    def finish(self, message: Rendered, *, wait_s: float = 30.0) -> str | None:
+        """Post the final message; return its ts (None if Slack refused everything).
+
+        Waits for a progress step already on its way (bounded by the client's timeout), so
+        that it cannot land after the answer and overwrite it."""
         with self._lock:
             self._closed = True
             if self._timer is not None:
                 self._timer.cancel()
                 self._timer = None
-            placeholder = self.placeholder_ts
+            self._lock.wait_for(lambda: not self._sending, timeout=wait_s)
+            placeholder, mode = self.placeholder_ts, self._mode
         if placeholder:
+            self._throttle.spend("chat.update", team=self._team, channel=self._channel)
             updated = self._call(
                 "chat_update",
                 channel=self._channel,
@@ -124,26 +188,29 @@ class Progress:
             )
             if updated is not None:
                 return placeholder
+        self._throttle.spend("chat.postMessage", team=self._team, channel=self._channel)
         ts = post(self._client, self._channel, self._thread_ts, message)
         if placeholder:
             self._call("chat_delete", channel=self._channel, ts=placeholder)
-        elif ts is None and self._mode == "status":
-            self._set_status("")
+        elif ts is None and mode == "status":
+            self._set_status("", self._client)
         return ts
 
-    def _set_status(self, text: str) -> bool:
+    def _set_status(self, text: str, client: WebClient) -> bool:
         try:
-            self._client.assistant_threads_setStatus(
+            client.assistant_threads_setStatus(
                 channel_id=self._channel, thread_ts=self._thread_ts, status=text
             )
             return True
         except SlackApiError as exc:
             error = str(exc.response.get("error", ""))
-            if error in _STATUS_UNAVAILABLE:
+            if self._status.refused(self._channel, error):
                 logger.info(
-                    "assistant.threads.setStatus unavailable (%s): using placeholders", error
+                    "assistant.threads.setStatus unavailable in %s (%s): using placeholders "
+                    "for a while",
+                    self._channel,
+                    error,
                 )
-                self._status.enabled = False
             else:
                 logger.warning("assistant.threads.setStatus failed: %s", error)
             return False
@@ -152,6 +219,7 @@ class Progress:
             return False
 
     def _post_placeholder(self, text: str) -> str | None:
+        self._throttle.spend("chat.postMessage", team=self._team, channel=self._channel)
         response = self._call(
             "chat_postMessage", channel=self._channel, thread_ts=self._thread_ts, text=text
         )
@@ -159,6 +227,22 @@ class Progress:
 
     def _call(self, method: str, **kwargs: Any) -> dict[str, Any] | None:
         return call(self._client, method, **kwargs)
+
+
+def _without_retries(client: WebClient) -> WebClient:
+    """The same client without retry handlers: a rate-limited progress step is dropped, not
+    slept on (the SDK's RateLimitErrorRetryHandler sleeps for Retry-After)."""
+    if not isinstance(client, WebClient) or not client.retry_handlers:
+        return client
+    return WebClient(
+        token=client.token,
+        base_url=client.base_url,
+        timeout=client.timeout,
+        ssl=client.ssl,
+        proxy=client.proxy,
+        headers=client.headers,
+        retry_handlers=[],
+    )
 
 
 def call(client: WebClient, method: str, **kwargs: Any) -> dict[str, Any] | None:

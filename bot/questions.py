@@ -15,6 +15,7 @@ from bot.delivery import Delivery
 from bot.progress import Progress, StatusSupport, call, post
 from bot.settings import Settings
 from bot.threads import Incoming
+from bot.throttle import SlackThrottle
 from bot.wiring import record_result
 from graph_agent.result import AgentResult, ProgressEvent
 from guardrails.channels import ChannelPolicy, NoticeOnce
@@ -132,6 +133,7 @@ class BotDeps:
     delivery: Delivery
     guards: Guards
     status: StatusSupport = field(default_factory=StatusSupport)
+    throttle: SlackThrottle = field(default_factory=SlackThrottle)
     bot_user_id: str = ""
     bot_id: str = ""
     team_id: str = ""
@@ -162,7 +164,10 @@ def answer(deps: BotDeps, client: WebClient, incoming: Incoming) -> None:
         return
     checked = guards.question_check(incoming.text)
     if checked.problem == "empty":
-        post(client, incoming.channel, incoming.thread_ts, help_message(deps, incoming.channel))
+        if incoming.has_files:
+            tell(client, incoming, render.notice(ATTACHMENTS_ONLY))
+        else:
+            post(client, incoming.channel, incoming.thread_ts, help_message(deps, incoming.channel))
         return
     # In order, and lazily: a declined question must not count against the user's rate.
     checks: tuple[tuple[str, Callable[[], str | None]], ...] = (
@@ -174,7 +179,10 @@ def answer(deps: BotDeps, client: WebClient, incoming: Incoming) -> None:
         problem = check()
         if problem:
             _declined(incoming, reason)
-            post(client, incoming.channel, incoming.thread_ts, render.notice(problem))
+            if reason in ("rate", "budget"):  # about this person: only they see it
+                tell(client, incoming, render.notice(problem))
+            else:
+                post(client, incoming.channel, incoming.thread_ts, render.notice(problem))
             return
     question = replace(incoming, text=checked.text)
     progress = Progress(
@@ -182,6 +190,8 @@ def answer(deps: BotDeps, client: WebClient, incoming: Incoming) -> None:
         question.channel,
         question.thread_ts,
         status=deps.status,
+        throttle=deps.throttle,
+        team=question.team,
         min_interval_s=deps.progress_interval_s,
     )
     progress.start("Working on it…")
@@ -215,9 +225,13 @@ def answer(deps: BotDeps, client: WebClient, incoming: Incoming) -> None:
         message = render.answer_message(
             result, rows_shown=settings.rows_shown, csv_upload=settings.csv_upload
         )
+    if question.has_files:
+        message = render.with_note(message, ATTACHMENTS_NOTE)
     # Recorded before posting, so a follow-up typed right after the answer finds the thread.
     turn_id = _record(deps, question, result)
     ts = progress.finish(message)
+    for continued in message.more:
+        post(client, question.channel, question.thread_ts, continued)
     if ts and turn_id is not None:
         try:
             deps.memory.conversations.attach_message(turn_id, question.channel, ts)
@@ -225,6 +239,30 @@ def answer(deps: BotDeps, client: WebClient, incoming: Incoming) -> None:
             logger.exception("could not link turn %s to its message", turn_id)
     if message.csv is not None:
         _upload_csv(client, question, message)
+
+
+ATTACHMENTS_NOTE = "_I don't read attached files: this answers the text of your message._"
+ATTACHMENTS_ONLY = (
+    "I can't read attached files. Ask me your question in words, "
+    "for example _How many services does each team own?_"
+)
+
+
+def tell(client: WebClient, incoming: Incoming, message: render.Rendered) -> None:
+    """A reply meant for the asker alone (a rate limit, a budget, a question too long): only
+    they see it in a channel (ephemeral, in the thread); in a DM it is an ordinary reply."""
+    if incoming.is_dm:
+        post(client, incoming.channel, incoming.thread_ts, message)
+        return
+    call(
+        client,
+        "chat_postEphemeral",
+        channel=incoming.channel,
+        user=incoming.user,
+        thread_ts=incoming.thread_ts,
+        text=message.text,
+        blocks=message.blocks or None,
+    )
 
 
 def _title_thread(client: WebClient, question: Incoming) -> None:

@@ -8,7 +8,7 @@ import json
 import re
 import secrets
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from graph_agent.result import AgentResult
@@ -22,6 +22,10 @@ FALLBACK_CHARS = 300
 """The notification text that goes with blocks."""
 MAX_ANSWER_SECTIONS = 8
 """Longer answers are cut (the reader gets ~23k characters and a note)."""
+BLOCK_TEXT_BUDGET = 10_000
+"""Text all the blocks of one message may carry. Slack refuses more than roughly 11,000-13,000
+characters in total with `msg_blocks_too_long` (undocumented; bolt-js issues 2509, 2867), so
+longer answers continue in follow-up messages and a long table moves into the CSV."""
 MAX_TABLE_WIDTH = 100
 MAX_CELL_WIDTH = 30
 TEACH_HINT = "React :+1: if this is right — it teaches me"
@@ -43,6 +47,8 @@ class Rendered:
     blocks: list[Block] = field(default_factory=list)
     csv: str | None = None
     csv_name: str = "result.csv"
+    more: tuple[Rendered, ...] = ()
+    """Follow-up messages in the same thread, posted after this one, in order."""
 
 
 # ---- text safety ------------------------------------------------------------------------
@@ -190,7 +196,12 @@ def context_line(result: AgentResult, *, teach: bool = True) -> str:
 def answer_message(
     result: AgentResult, *, rows_shown: int = 15, csv_upload: bool = True
 ) -> Rendered:
-    """The bot's answer: text, a table preview, the Cypher and a context line."""
+    """The bot's answer: text, a table preview, the Cypher and a context line.
+
+    Within `BLOCK_TEXT_BUDGET`: past it the table preview gives way to the CSV (or, with
+    uploads off, to a follow-up message), and the answer text continues in follow-up
+    messages; the first message keeps the query, the context line and the feedback buttons,
+    since 👍 and the buttons act on it."""
     if result.outcome == "failed":
         return error_message(result.error_kind or "failed", reference_id(), result.answer)
     answer = to_mrkdwn(result.answer or "I have no answer to that.")
@@ -198,31 +209,75 @@ def answer_message(
     if len(answer_pieces) > MAX_ANSWER_SECTIONS:
         answer_pieces = answer_pieces[:MAX_ANSWER_SECTIONS]
         answer_pieces[-1] = truncate(answer_pieces[-1], SECTION_BUDGET - 40) + "\n_(answer cut)_"
-    blocks: list[Block] = [section(p) for p in answer_pieces]
+    said: list[Block] = [section(p) for p in answer_pieces]
     if result.outcome in ("out_of_scope", "needs_clarification") and result.suggestions:
         bullets = "\n".join(f"• {neutralise(s)}" for s in result.suggestions[:5])
-        blocks.append(section(truncate(f"*You could ask:*\n{bullets}", SECTION_BUDGET)))
-    attachment = None
+        said.append(section(truncate(f"*You could ask:*\n{bullets}", SECTION_BUDGET)))
+    table: list[Block] = []
+    note: str | None = None
+    all_rows = len(result.rows)
     if result.columns and result.rows:
-        preview = table_preview(result.columns, result.rows, max_rows=rows_shown)
-        blocks.extend(code_sections(preview)[:3])
-        more = len(result.rows) - rows_shown
-        if more > 0 or result.truncated:
-            upload = csv_upload and (more > 0 or result.truncated)
-            note = f"Showing {min(rows_shown, len(result.rows))} of {len(result.rows)}"
+        table = code_sections(table_preview(result.columns, result.rows, max_rows=rows_shown))[:3]
+        if all_rows > rows_shown or result.truncated:
+            note = f"Showing {min(rows_shown, all_rows)} of {all_rows}"
             note += "+ rows" if result.truncated else " rows"
-            note += " — the full result is attached as CSV." if upload else "."
-            blocks.append(context(note))
-            if upload:
-                attachment = csv_content(result.columns, result.rows)
-    if result.cypher:
-        blocks.extend(code_sections(result.cypher, label="*Query*")[:4])
+            note += " — the full result is attached as CSV." if csv_upload else "."
+    query = code_sections(result.cypher, label="*Query*")[:4] if result.cypher else []
+    tail: list[Block] = []
     if result.outcome in ("answered", "no_data"):
-        blocks.append(context(context_line(result, teach=result.outcome == "answered")))
+        tail.append(context(context_line(result, teach=result.outcome == "answered")))
     if result.outcome == "answered" and result.cypher:
-        blocks.append(feedback_buttons())
-    blocks = _fit(blocks)
-    return Rendered(text=_fallback(result.answer), blocks=blocks, csv=attachment)
+        tail.append(feedback_buttons())
+    fallback = _fallback(result.answer)
+    wants_csv = csv_upload and note is not None
+    blocks = [*said, *table, *([context(note)] if note else []), *query, *tail]
+    if block_text(blocks) <= BLOCK_TEXT_BUDGET:
+        return Rendered(fallback, _fit(blocks), csv=_csv(result) if wants_csv else None)
+    # Over Slack's total: the table leaves the message first, then the answer continues below.
+    more: list[Rendered] = []
+    if table and csv_upload:
+        note, wants_csv = f"The {all_rows} rows are in the attached CSV.", True
+    elif table:
+        more.append(Rendered("The result table", [*table, *([context(note)] if note else [])]))
+    query = query[:2]
+    fixed = [*([context(note)] if note else []), *query, *tail]
+    room = BLOCK_TEXT_BUDGET - block_text(fixed) - 100
+    first: list[Block] = []
+    while said and block_text([*first, said[0]]) <= room:
+        first.append(said.pop(0))
+    if said:
+        first.append(context("_(continued in the next message)_"))
+    chunks: list[list[Block]] = []
+    for block in said:
+        if not chunks or block_text([*chunks[-1], block]) > BLOCK_TEXT_BUDGET - 100:
+            chunks.append([])
+        chunks[-1].append(block)
+    more[:0] = [Rendered(f"{fallback} (continued)", chunk) for chunk in chunks]
+    return Rendered(
+        fallback, _fit([*first, *fixed]), csv=_csv(result) if wants_csv else None, more=tuple(more)
+    )
+
+
+def with_note(message: Rendered, mrkdwn: str) -> Rendered:
+    """`message` with a context line on top (a word about how the question was read)."""
+    return replace(message, blocks=_fit([context(mrkdwn), *message.blocks]))
+
+
+def _csv(result: AgentResult) -> str:
+    return csv_content(result.columns, result.rows)
+
+
+def block_text(blocks: Sequence[Block]) -> int:
+    """The characters of text `blocks` carry (what Slack's total limit counts)."""
+    total = 0
+    for block in blocks:
+        total += len((block.get("text") or {}).get("text", ""))
+        total += sum(
+            len(e.get("text", ""))
+            for e in block.get("elements") or ()
+            if "text" in e and isinstance(e["text"], str)
+        )
+    return total
 
 
 FEEDBACK_ACTION = "answer_feedback"

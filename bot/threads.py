@@ -25,6 +25,9 @@ class Incoming:
     """The thread the answer goes to (a top-level message starts its own)."""
     is_dm: bool
     event_id: str = ""
+    has_files: bool = False
+    """Files came with the message (`file_share`): the bot answers the text and says it does
+    not read them."""
 
     @property
     def conversation(self) -> str:
@@ -78,4 +81,5 @@ def incoming(event: Mapping[str, Any], *, team: str, bot_user_id: str, event_id:
         thread_ts=reply_thread(event),
         is_dm=is_dm,
         event_id=event_id,
+        has_files=bool(event.get("files")),
     )

@@ -14,8 +14,9 @@ from bot.threads import conversation_key, incoming, mentions
 
 logger = logging.getLogger(__name__)
 
-ANSWERED_SUBTYPES = {None, "thread_broadcast"}
-"""A person's new message; every other subtype (edits, deletions, joins, bots…) is ignored."""
+ANSWERED_SUBTYPES = {None, "thread_broadcast", "file_share"}
+"""A person's new message (with files too: its text is answered); every other subtype (edits,
+deletions, joins, bots…) is ignored."""
 
 
 def on_message(

@@ -31,6 +31,7 @@ def make_rig(demo_db: GraphDB, tmp_path: Path) -> Iterator[RigFactory]:
             *,
             db: GraphDB | None = None,
             status_supported: bool = True,
+            progress_interval_s: float = 1.0,
             **overrides: Any,
         ) -> SlackRig:
             data_dir = tmp_path / f"rig{next(counter)}"
@@ -44,6 +45,7 @@ def make_rig(demo_db: GraphDB, tmp_path: Path) -> Iterator[RigFactory]:
                     data_dir,
                     memory=memory,
                     status_supported=status_supported,
+                    progress_interval_s=progress_interval_s,
                     **overrides,
                 )
             )

@@ -171,28 +171,6 @@ def test_model_output_and_data_are_escaped(make_rig: RigFactory) -> None:
     assert "@everyone" not in text
 
 
-def test_huge_answer_and_table_post_within_limits_with_a_csv(make_rig: RigFactory) -> None:
-    long_answer = ("A very long answer line with details. " * 40 + "\n\n") * 20
-    rig = make_rig(
-        ScriptedChatModel(
-            replies=happy(
-                long_answer, "UNWIND range(1, 90) AS n RETURN n, 'row ' + toString(n) AS label"
-            )
-        )
-    )
-    mention = rig.mention("everything please")
-    [answer] = rig.wait_answers(CHANNEL, mention["ts"])
-    assert len(answer["blocks"]) <= 50
-    assert all(len(b.get("text", {}).get("text", "")) <= 3000 for b in answer["blocks"])
-    assert len(answer["text"]) < 3500
-    rig.emulator.wait_for(lambda: rig.emulator.calls_to("files.completeUploadExternal"), 10)
-    [file_id] = list(rig.emulator.files)
-    content = rig.emulator.file_content(file_id).decode()
-    assert content.splitlines()[0] == "n,label" and len(content.splitlines()) == 91
-    shared = [m for m in rig.emulator.messages(CHANNEL, mention["ts"]) if m.get("files")]
-    assert shared and shared[0]["thread_ts"] == mention["ts"]
-
-
 def test_empty_emoji_only_and_huge_inputs_get_sensible_replies(make_rig: RigFactory) -> None:
     rig = make_rig(ScriptedChatModel())  # no LLM call may happen
     empty = rig.mention("")

@@ -86,7 +86,7 @@ def test_reactions_on_other_messages_and_by_the_bot_are_ignored(make_rig: RigFac
     rig.emulator.add_reaction(BOB, CHANNEL, person["ts"], "+1")  # someone else's message
     rig.emulator.add_reaction(BOB, CHANNEL, answer, "tada")  # not a vote
     rig.emulator.add_reaction(BOB, CHANNEL, thread, "+1")  # the question, not the answer
-    rig.bot.app.client.reactions_add(channel=CHANNEL, timestamp=answer, name="+1")  # the bot itself
+    rig.emulator.add_reaction(rig.bot_user, CHANNEL, answer, "+1")  # the bot itself
     rig.settle()
     assert taught(rig) == []
     assert all(d.status == 200 for d in rig.emulator.deliveries)

@@ -10,6 +10,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+import yaml
 from langchain_core.messages import BaseMessage
 from pydantic import SecretStr
 
@@ -26,6 +27,13 @@ ALICE = "U0ALICE"
 BOB = "U0BOB"
 OTHER_BOT_USER = "U0OTHERBOT"
 OTHER_BOT_ID = "B0OTHERBOT"
+MANIFEST = Path(__file__).resolve().parents[2] / "manifest.yml"
+
+
+def manifest_scopes() -> list[str]:
+    """The bot scopes manifest.yml asks for: the emulator refuses any method needing another."""
+    manifest = yaml.safe_load(MANIFEST.read_text(encoding="utf-8"))
+    return list(manifest["oauth_config"]["scopes"]["bot"])
 
 
 def rig_settings(data_dir: Path, **overrides: Any) -> Settings:
@@ -121,7 +129,7 @@ def slack_rig(
     **settings_overrides: Any,
 ) -> Iterator[SlackRig]:
     """Start emulator, memory, app and its HTTP server; stop them all afterwards."""
-    emulator = SlackEmulator(status_supported=status_supported).start()
+    emulator = SlackEmulator(status_supported=status_supported, scopes=manifest_scopes()).start()
     emulator.add_user(ALICE, "alice")
     emulator.add_user(BOB, "bob")
     emulator.add_user(OTHER_BOT_USER, "otherbot", is_bot=True, bot_id=OTHER_BOT_ID)

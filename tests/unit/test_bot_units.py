@@ -4,18 +4,21 @@ from __future__ import annotations
 
 import threading
 import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 import pytest
 from pydantic import SecretStr
 
+from bot import render
 from bot.app import SlackSetupError, check_tokens
 from bot.delivery import Delivery
 from bot.listeners.reactions import reaction_kind
-from bot.progress import Progress, StatusSupport
+from bot.progress import CHANNEL_PAUSE_S, Progress, StatusSupport
 from bot.questions import BotDeps, SettingsGuards
 from bot.threads import conversation_key, incoming, is_blank, parse_conversation_key, question_text
+from bot.throttle import SlackThrottle
 from graph_agent.result import ProgressEvent
 from tests.support.slack import rig_settings
 
@@ -188,28 +191,56 @@ class FakeClient:
         return call
 
 
-class SlowClient(FakeClient):
+class GatedClient(FakeClient):
+    """A Slack call held up (as by a rate-limit retry) until the test opens the gate."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.gate = threading.Event()
+        self.entered = threading.Event()
+
     def __getattr__(self, method: str) -> Any:
         call = super().__getattr__(method)
 
-        def slow(**kwargs: Any) -> Any:
-            time.sleep(0.5)  # a Slack call held up by a rate-limit retry
+        def held(**kwargs: Any) -> Any:
+            self.entered.set()
+            assert self.gate.wait(timeout=30)
             return call(**kwargs)
 
-        return slow
+        return held
 
 
-def test_progress_updates_never_block_the_caller() -> None:
-    # The agent reports progress from the event loop every question shares.
-    client = SlowClient()
+def _statuses(client: FakeClient) -> list[str]:
+    return [c[2]["status"] for c in client.calls if c[0] == "assistant_threads_setStatus"]
+
+
+def _wait_until(condition: Callable[[], bool]) -> None:
+    deadline = time.monotonic() + 30  # a hang detector, not a speed bound
+    while not condition():
+        assert time.monotonic() < deadline, "never happened"
+        time.sleep(0.01)
+
+
+def test_progress_updates_never_wait_for_a_slack_call_in_flight() -> None:
+    # The agent reports progress from the event loop every question shares: an update must
+    # return while the previous step's Slack call is still held up.
+    client = GatedClient()
+    client.gate.set()
     progress = Progress(client, "C", "1.1", status=StatusSupport(), min_interval_s=0.0)  # type: ignore[arg-type]
     progress.start()  # from the worker thread, before the agent runs
-    began = time.monotonic()
+    client.gate.clear()
+    client.entered.clear()
     progress.update(ProgressEvent("generate", "Writing a query…"))
-    assert time.monotonic() - began < 0.1
-    time.sleep(0.8)
-    statuses = [c[2]["status"] for c in client.calls if c[0] == "assistant_threads_setStatus"]
-    assert statuses == ["Working on it…", "Writing a query…"]
+    assert client.entered.wait(timeout=30), "the step's Slack call started"
+    second = threading.Thread(
+        target=progress.update, args=(ProgressEvent("validate", "Checking the query…"),)
+    )
+    second.start()
+    second.join(timeout=10)
+    assert not second.is_alive(), "update() waited for the Slack call in flight"
+    client.gate.set()
+    _wait_until(lambda: len(_statuses(client)) == 3)
+    assert _statuses(client) == ["Working on it…", "Writing a query…", "Checking the query…"]
 
 
 def test_progress_is_throttled_and_the_latest_step_wins() -> None:
@@ -218,6 +249,69 @@ def test_progress_is_throttled_and_the_latest_step_wins() -> None:
     progress.start()
     for i in range(10):
         progress.update(ProgressEvent("generate", f"step {i}"))
-    time.sleep(0.35)
-    statuses = [c[2]["status"] for c in client.calls if c[0] == "assistant_threads_setStatus"]
-    assert statuses == ["Working on it…", "step 9"]
+    _wait_until(lambda: _statuses(client)[-1:] == ["step 9"])
+    statuses = _statuses(client)
+    # On a busy machine a timer may fire between two updates: at most one step in between.
+    assert statuses[0] == "Working on it…" and len(statuses) <= 3
+
+
+def test_a_step_over_the_shared_budget_is_skipped_and_the_answer_still_goes() -> None:
+    client = FakeClient()
+    throttle = SlackThrottle(tier3_per_minute=1, tier3_burst=1, clock=lambda: 0.0)
+    progress = Progress(
+        client, "C", "1.1", status=StatusSupport(), throttle=throttle, min_interval_s=0.0
+    )  # type: ignore[arg-type]
+    progress.start()
+    assert throttle.may_send("assistant.threads.setStatus", team="", channel="C")  # spends it
+    progress.update(ProgressEvent("generate", "Writing a query…"))
+    _wait_until(lambda: progress.skipped == 1)
+    assert _statuses(client) == ["Working on it…"]
+    progress.finish(render.notice("the answer"))
+    assert [c[0] for c in client.calls][-1] == "chat_postMessage"
+
+
+def test_the_answer_waits_for_a_step_in_flight_so_the_step_cannot_overwrite_it() -> None:
+    client = GatedClient()
+    client.gate.set()
+    progress = Progress(client, "C", "1.1", status=StatusSupport(False), min_interval_s=0.0)  # type: ignore[arg-type]
+    progress.start()  # a placeholder message
+    client.gate.clear()
+    client.entered.clear()
+    progress.update(ProgressEvent("generate", "Writing a query…"))
+    assert client.entered.wait(timeout=30)
+    finishing = threading.Thread(target=progress.finish, args=(render.notice("the answer"),))
+    finishing.start()
+    client.gate.set()
+    finishing.join(timeout=30)
+    updates = [c[2].get("text") for c in client.calls if c[0] == "chat_update"]
+    assert updates == ["Writing a query…", "the answer"]
+
+
+def test_status_refused_in_one_channel_stays_on_in_others_and_comes_back() -> None:
+    now = [0.0]
+    support = StatusSupport(clock=lambda: now[0])
+    assert support.refused("C1", "access_denied")
+    assert not support.available("C1") and support.available("C2")
+    assert not support.refused("C2", "ratelimited"), "a transient error turns nothing off"
+    now[0] += CHANNEL_PAUSE_S + 1
+    assert support.available("C1")
+    assert support.refused("C2", "missing_scope")
+    assert not support.available("C1") and not support.available("C3")
+
+
+def test_the_shared_throttle_budgets_per_workspace_and_per_channel() -> None:
+    now = [0.0]
+    throttle = SlackThrottle(
+        tier3_per_minute=2, tier3_burst=2, posts_per_second=1, post_burst=1, clock=lambda: now[0]
+    )
+    team_a = [throttle.may_send("chat.update", team="A", channel=f"C{i}") for i in range(3)]
+    assert team_a == [True, True, False], "one budget for every channel of a workspace"
+    assert throttle.may_send("chat.update", team="B", channel="C0"), "another workspace"
+    assert throttle.may_send("chat.postMessage", team="A", channel="C0")
+    assert not throttle.may_send("chat.postMessage", team="A", channel="C0")
+    assert throttle.may_send("chat.postMessage", team="A", channel="C1"), "per channel"
+    throttle.spend("chat.update", team="B", channel="C0")  # an answer goes regardless
+    assert not throttle.may_send("chat.update", team="B", channel="C0")
+    now[0] += 30
+    assert throttle.may_send("chat.update", team="A", channel="C0"), "refilled (2 a minute)"
+    assert throttle.may_send("chat.postMessage", team="A", channel="C0")

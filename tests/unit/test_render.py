@@ -117,8 +117,28 @@ def test_huge_answer_and_result_stay_within_slack_limits() -> None:
     )
     assert len(rendered.text) <= render.FALLBACK_CHARS
     assert rendered.csv is not None and rendered.csv.count("\n") == 501
-    assert "Showing 15 of 500 rows — the full result is attached as CSV." in all_text(rendered)
-    assert "(answer cut)" in all_text(rendered)
+    messages = [rendered, *rendered.more]
+    assert all(render.block_text(m.blocks) <= render.BLOCK_TEXT_BUDGET for m in messages)
+    assert "The 500 rows are in the attached CSV." in all_text(rendered)
+    assert "*Query*" in all_text(rendered), "the query stays with the answer"
+    assert rendered.blocks[-1]["type"] == "context_actions", "so do the feedback buttons"
+    assert "(answer cut)" in all_text(messages[-1])
+
+
+def test_an_answer_under_the_block_text_budget_is_one_message() -> None:
+    rows = [[i, "v"] for i in range(40)]
+    rendered = render.answer_message(result(answer="short", columns=["i", "v"], rows=rows))
+    assert rendered.more == () and "Showing 15 of 40 rows" in all_text(rendered)
+
+
+def test_without_csv_uploads_a_long_table_moves_to_its_own_message() -> None:
+    rows = [[i, "v" * 200] for i in range(100)]
+    rendered = render.answer_message(
+        result(answer="blah " * 2_000, columns=["i", "v"], rows=rows), csv_upload=False
+    )
+    assert rendered.csv is None
+    assert any("```" in all_text(m) for m in rendered.more), "the table is not lost"
+    assert all(render.block_text(m.blocks) <= render.BLOCK_TEXT_BUDGET for m in rendered.more)
 
 
 def test_csv_upload_can_be_disabled() -> None:

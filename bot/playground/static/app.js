@@ -147,8 +147,10 @@ function otherReactions(m) {
 function messageView(m, { inThread, ephemeral } = {}) {
   const isBot = m.user === S.boot.bot.id;
   const content = el("div", { class: "content" });
-  if (m.blocks && m.blocks.length) {
-    content.append(blocks(m.blocks, users(), () =>
+  // A person's message carries its text as rich_text blocks too (as in Slack): show the text.
+  const shown = (m.blocks || []).filter((b) => b.type !== "rich_text");
+  if (shown.length) {
+    content.append(blocks(shown, users(), () =>
       toast("Buttons look as they would in Slack; the playground doesn't send button clicks yet.")));
   } else {
     content.append(mrkdwn(m.text, users()));
