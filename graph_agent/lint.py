@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
@@ -60,12 +61,48 @@ def lint_cypher(cypher: str, hints: Sequence[Hint] = ()) -> Lint:
         elif site.wrapped and site.in_map:
             edits.append((site.start, site.end, site.literal.text))
             result.fixes.append(f"unwrapped {cypher[site.start : site.end]} in a pattern map")
+    for start, end, alias in _string_aliases(tokens):
+        edits.append((start, end, alias))
+        result.fixes.append(f"column alias {cypher[start:end][:40]} → {alias}")
     for position, expression in _descending_nullable(tokens):
         edits.append((position, position, f"{expression} IS NULL, "))
         result.fixes.append(f"nulls last for ORDER BY {expression} DESC")
     for start, end, text in sorted(edits, reverse=True):
         result.cypher = result.cypher[:start] + text + result.cypher[end:]
     return result
+
+
+_ALIAS_WORD = re.compile(r"[^0-9a-z]+")
+
+
+def _string_aliases(tokens: list[Token]) -> list[tuple[int, int, str]]:
+    """`RETURN b.city AS "Where can I fly from Edinburgh?"`: a small model names a column
+    with a string (often the question), which Cypher refuses (aliases are names). Each becomes
+    a name: the property it returns (`city`), else the string's first words in snake_case.
+    Returns (start, end, new alias) spans."""
+    found: list[tuple[int, int, str]] = []
+    taken = {
+        tokens[j + 1].value
+        for j in range(len(tokens) - 1)
+        if tokens[j].is_keyword("AS") and tokens[j + 1].kind in ("identifier", "quoted_identifier")
+    }
+    for i in range(1, len(tokens) - 1):
+        if not (tokens[i].is_keyword("AS") and tokens[i + 1].kind == "string"):
+            continue
+        before = tokens[i - 1]
+        if before.kind == "identifier" and i >= 2 and tokens[i - 2].is_punct("."):
+            alias = before.value
+        else:
+            words = _ALIAS_WORD.sub(" ", tokens[i + 1].value.casefold()).split()
+            alias = "_".join(words[:4]) or "value"
+        if alias[0].isdigit():
+            alias = f"v_{alias}"
+        unique, n = alias, 2
+        while unique in taken:
+            unique, n = f"{alias}_{n}", n + 1
+        taken.add(unique)
+        found.append((tokens[i + 1].position, tokens[i + 1].end, unique))
+    return found
 
 
 _SORT_ENDS = frozenset(
@@ -175,6 +212,16 @@ def empty_result_feedback(cypher: str, hints: Sequence[Hint]) -> str | None:
         "with that exact value (no toLower/toUpper around it), or drop the filter if the "
         "question does not mean it."
     )
+
+
+def literal_filters(cypher: str) -> list[tuple[str, str, str]]:
+    """The string equalities of a statement on a labelled node, as (label, property, value):
+    `(c:Country {code: 'Spain'})` and `c.code = 'Spain'` both give (Country, code, Spain)."""
+    found = []
+    for site in _sites(tokenize(cypher)):
+        if site.label is not None and (site.label, site.prop, site.literal.value) not in found:
+            found.append((site.label, site.prop, site.literal.value))
+    return found
 
 
 def _stored_form(literal: str, label: str | None, prop: str, hints: Sequence[Hint]) -> str | None:

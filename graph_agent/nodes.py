@@ -25,7 +25,8 @@ from graph_agent.graphdb.errors import (
     QueryTimeoutError,
     ResourceLimitError,
 )
-from graph_agent.graphdb.schema import schema_text, schema_vocabulary
+from graph_agent.graphdb.protocol import GraphDB
+from graph_agent.graphdb.schema import quote_name, schema_text, schema_vocabulary
 from graph_agent.grounding import (
     Evidence,
     leaning_words,
@@ -33,11 +34,11 @@ from graph_agent.grounding import (
     question_entities,
     unsupported_claims,
 )
-from graph_agent.lint import empty_result_feedback, lint_cypher
+from graph_agent.lint import empty_result_feedback, lint_cypher, literal_filters
 from graph_agent.llm import LLMCall, call_llm
 from graph_agent.pruning import relevant_labels
 from graph_agent.result import Attempt
-from graph_agent.schema_examples import question_focus, rank_examples, retrieval_query
+from graph_agent.schema_examples import literal, question_focus, rank_examples, retrieval_query
 from graph_agent.state import AgentState, UnconfirmedRows
 from graph_agent.statement import check_schema, with_limit
 from graph_agent.structured import Evaluation, ask_structured
@@ -495,6 +496,8 @@ async def execute(state: AgentState, runtime: Runtime[Context]) -> Update:
     visible = redact_rows(result.columns, result.rows, ctx.policy)
     if not visible.rows and (feedback := _missed_value(state, cypher)):
         return _failed(cypher, feedback, "missed_value")
+    if not visible.rows and (feedback := await _misplaced_literal(state, ctx, cypher)):
+        return _failed(cypher, feedback, "missed_value")
     return {
         "cypher": cypher,
         "columns": visible.columns,
@@ -546,6 +549,99 @@ def _missed_value(state: AgentState, cypher: str) -> str | None:
     if feedback is not None:
         logger.info("0 rows and the statement missed a hinted value; one correction")
     return feedback
+
+
+def _written_as(text: str) -> tuple[str, bool]:
+    case = (
+        "upper"
+        if text.isupper()
+        else "lower"
+        if text.islower()
+        else "title"
+        if text.istitle()
+        else "mixed"
+    )
+    return case, len(text) <= 4
+
+
+def _written_alike(value: str, stored: list[str]) -> bool:
+    """Whether `value` is written like the stored values (same case pattern, both short codes
+    or both longer): then no node holding it means there is none ("Atlantis" among team names),
+    not that it was written wrong ("Spain" among country codes like "ES")."""
+    return _written_as(value) in {_written_as(v) for v in stored}
+
+
+MAX_LITERAL_CHECKS = 3
+SAMPLE_VALUES_SHOWN = 5
+
+
+async def _misplaced_literal(state: AgentState, ctx: Context, cypher: str) -> str | None:
+    """Feedback for an empty result whose string filter matches no node at all: the value is
+    on another property (no Airport has city 'Heathrow', one has descr 'Heathrow'), or is
+    written differently from what the graph stores (no Country has code 'Spain'; codes look
+    like 'AT', 'BE', 'DE'). A few short reads, once per question and only while an attempt
+    remains, like `_missed_value`; a failing read just skips the check."""
+    if state["attempt_count"] >= state["max_attempts"]:
+        return None
+    if any(a.stage == "missed_value" for a in state.get("attempts", [])):
+        return None
+    if ctx.policy is not None:
+        return None  # sampled values would bypass the channel's row redaction
+    for label, prop, value in literal_filters(cypher)[:MAX_LITERAL_CHECKS]:
+        info = ctx.schema.label(label)
+        if info is None or not value.strip():
+            continue
+        others = [o.name for o in info.properties if o.name != prop and "STRING" in o.types]
+        try:
+            feedback = await _literal_feedback(ctx.db, label, prop, value, others[:12])
+        except Exception:
+            logger.debug("literal check failed", exc_info=True)
+            return None
+        if feedback is not None:
+            logger.info("0 rows: no %s has %s = %r", label, prop, value)
+            return feedback
+    return None
+
+
+async def _literal_feedback(
+    db: GraphDB, label: str, prop: str, value: str, others: list[str]
+) -> str | None:
+    async def read(statement: str, rows: int) -> list[list[Any]]:
+        result = await asyncio.to_thread(
+            db.run_read, statement, {"v": value}, timeout_s=2.0, max_rows=rows
+        )
+        return [list(r) for r in result.rows]
+
+    node, key = f"(n:{quote_name(label)})", f"n.{quote_name(prop)}"
+    if (await read(f"MATCH {node} WHERE {key} = $v RETURN count(n)", 1))[0][0]:
+        return None
+    if others:
+        holds = " OR ".join(f"toLower(n.{quote_name(o)}) = toLower($v)" for o in others)
+        shown = ", ".join(f"n.{quote_name(o)}" for o in others)
+        rows = await read(f"MATCH {node} WHERE {holds} RETURN {key}, {shown} LIMIT 1", 1)
+        found = dict(zip(others, rows[0][1:], strict=False)) if rows else {}
+        for where, held in found.items():
+            if isinstance(held, str) and held.casefold() == value.casefold():
+                own = rows[0][0]
+                also = f" or {prop} = {literal(own)}" if own is not None else ""
+                return (
+                    f"The query returned no rows: no {label} has {prop} {literal(value)}, "
+                    f"but {literal(held)} is a {label}'s {where}. "
+                    f"Filter on {where} = {literal(held)}{also} instead."
+                )
+    samples = await read(
+        f"MATCH {node} WHERE {key} IS NOT NULL RETURN DISTINCT {key} LIMIT {SAMPLE_VALUES_SHOWN}",
+        SAMPLE_VALUES_SHOWN,
+    )
+    stored = [str(r[0]) for r in samples]
+    if not stored or _written_alike(value, stored):
+        return None
+    return (
+        f"The query returned no rows: no {label} has {prop} {literal(value)}. "
+        f"{label}.{prop} holds values like {', '.join(literal(v) for v in stored)}: write the "
+        "value the way the graph stores it (a code, an abbreviation), or filter on another "
+        "property."
+    )
 
 
 # --- evaluate + answer ----------------------------------------------------------------------

@@ -89,7 +89,8 @@ def test_zero_rows_with_the_stored_value_used_are_an_answer(demo_db: GraphDB) ->
         replies=[
             guard_reply(),
             cypher_reply(
-                "MATCH (t:Team {name: 'Payments'})-[:OWNS]->(s:Service {lifecycle: 'none'}) "
+                # Both values are stored; Payments just owns no deprecated service.
+                "MATCH (t:Team {name: 'Payments'})-[:OWNS]->(s:Service {lifecycle: 'deprecated'}) "
                 "RETURN s.name AS service"
             ),
             evaluation_reply(answer="The Payments team owns no such services."),
@@ -99,6 +100,54 @@ def test_zero_rows_with_the_stored_value_used_are_an_answer(demo_db: GraphDB) ->
     result = agent.run(QUESTION)
     assert result.outcome == "no_data" and len(result.attempts) == 1
     assert result.llm_calls == 3
+
+
+def test_zero_rows_on_a_value_no_node_holds_get_the_values_it_does_hold(
+    demo_db: GraphDB,
+) -> None:
+    # A small model writes the value as the question says it, not as the graph stores it
+    # (a country's name for its code): the correction sees what the property holds.
+    invented = (
+        "MATCH (t:Team {name: 'Payments'})-[:OWNS]->(s:Service {lifecycle: 'Retired ones'}) "
+        "RETURN s.name AS service"
+    )
+    model = ScriptedChatModel(
+        replies=[
+            guard_reply(),
+            cypher_reply(invented),
+            cypher_reply(invented),
+            evaluation_reply(answer="None."),
+        ]
+    )
+    agent, _spy = _agent(demo_db, model)
+    result = agent.run(QUESTION)
+    assert [a.stage for a in result.attempts] == ["missed_value", "ok"]
+    feedback = model.prompts[2]
+    assert "no Service has lifecycle 'Retired ones'" in feedback
+    assert "Service.lifecycle holds values like '" in feedback
+    assert result.outcome == "no_data", "once per question: then nothing matches"
+
+
+def test_zero_rows_on_the_wrong_property_name_the_property_holding_the_value(
+    scratch_db: GraphDB,
+) -> None:
+    scratch_db.run_write(
+        "CREATE (:Airport {iata: 'LHR', descr: 'London Heathrow', city: 'London'}), "
+        "(:Airport {iata: 'LGW', descr: 'London Gatwick', city: 'London'})"
+    )
+    model = ScriptedChatModel(
+        replies=[
+            guard_reply(),
+            cypher_reply("MATCH (a:Airport {city: 'london heathrow'}) RETURN a.iata AS code"),
+            cypher_reply("MATCH (a:Airport {descr: 'London Heathrow'}) RETURN a.iata AS code"),
+            evaluation_reply(answer="LHR"),
+        ]
+    )
+    agent, _spy = _agent(scratch_db, model, value_hints=0)
+    result = agent.run("What is the code of London Heathrow?")
+    assert result.outcome == "answered" and result.rows == [["LHR"]]
+    assert "'London Heathrow' is a Airport's descr" in model.prompts[2]
+    assert "Filter on descr = 'London Heathrow' or city = 'London' instead" in model.prompts[2]
 
 
 def test_no_correction_when_it_would_use_up_the_last_attempt(demo_db: GraphDB) -> None:

@@ -170,3 +170,26 @@ def test_descending_sorts_put_nulls_last(cypher: str, fixed: str) -> None:
 )
 def test_other_sorts_are_left_alone(cypher: str) -> None:
     assert lint_cypher(cypher).cypher == cypher
+
+
+@pytest.mark.parametrize(
+    ("cypher", "fixed"),
+    [
+        (
+            'MATCH (a)-[r:HAS_ROUTE]->(b) RETURN b.city AS "Where can I fly from Dublin?"',
+            "MATCH (a)-[r:HAS_ROUTE]->(b) RETURN b.city AS city",
+        ),
+        (
+            "MATCH (c:City) RETURN count(c) AS 'Number of cities'",
+            "MATCH (c:City) RETURN count(c) AS number_of_cities",
+        ),
+        (
+            'MATCH (c:City) RETURN c.name AS name, toUpper(c.name) AS "name"',
+            "MATCH (c:City) RETURN c.name AS name, toUpper(c.name) AS name_2",
+        ),
+        ("RETURN 'AS' AS x, 1 AS `a b`", "RETURN 'AS' AS x, 1 AS `a b`"),
+        ('RETURN 2024 AS "2024 total"', "RETURN 2024 AS v_2024_total"),
+    ],
+)
+def test_a_column_named_with_a_string_gets_a_name(cypher: str, fixed: str) -> None:
+    assert lint_cypher(cypher).cypher == fixed
