@@ -1,4 +1,4 @@
-"""The Bolt app: `create_app` builds it around the agent and memory; `register_listeners` wires every listener."""
+"""The Bolt app: `create_bot` builds it around the agent and memory; `register_listeners` wires every listener."""
 
 from __future__ import annotations
 
@@ -124,13 +124,6 @@ def create_bot(
     register_listeners(app, deps)
     logger.info("Slack app ready as bot user %s in team %s", deps.bot_user_id, deps.team_id)
     return SlackBot(app, deps)
-
-
-def create_app(
-    settings: Settings, agent: AgentPort, memory: Memory, *, client: WebClient | None = None
-) -> App:
-    """The Bolt app answering questions with `agent` and remembering in `memory`."""
-    return create_bot(settings, agent, memory, client=client).app
 
 
 def register_listeners(app: App, deps: BotDeps) -> None:

@@ -7,7 +7,6 @@ import hmac
 import itertools
 import json
 import logging
-import queue
 import re
 import threading
 import time
@@ -15,7 +14,7 @@ import urllib.error
 import urllib.parse
 import urllib.request
 import uuid
-from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
@@ -338,11 +337,6 @@ class SlackEmulator:
                     self._subscribers.remove(callback)
 
         return unsubscribe
-
-    def subscribe_queue(self) -> tuple[queue.Queue[StateChange], Callable[[], None]]:
-        """Every state change put on a queue (for server-sent events); returns (queue, unsubscribe)."""
-        changes: queue.Queue[StateChange] = queue.Queue()
-        return changes, self.subscribe(changes.put)
 
     def wait_for(
         self, predicate: Callable[[], Any], timeout: float = 30.0, message: str = ""
@@ -1292,12 +1286,3 @@ def _parse_params(query: str, raw: bytes, content_type: str) -> dict[str, Any]:
     else:
         params.update(urllib.parse.parse_qsl(raw.decode()))
     return params
-
-
-def iter_changes(changes: queue.Queue[StateChange], timeout: float) -> Iterator[StateChange]:
-    """Drain a subscriber queue until it stays empty for `timeout` seconds."""
-    while True:
-        try:
-            yield changes.get(timeout=timeout)
-        except queue.Empty:
-            return

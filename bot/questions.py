@@ -5,7 +5,7 @@ from __future__ import annotations
 import logging
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
-from typing import Any, Protocol
+from typing import Protocol
 
 from slack_sdk import WebClient
 from slack_sdk.errors import SlackApiError
@@ -125,7 +125,7 @@ class SettingsGuards:
 
 @dataclass
 class BotDeps:
-    """What the listeners need; built once by `create_app`."""
+    """What the listeners need; built once by `create_bot`."""
 
     settings: Settings
     agent: AgentPort
@@ -351,7 +351,3 @@ def submit(deps: BotDeps, client: WebClient, incoming: Incoming, keys: Sequence[
     return deps.delivery.submit(
         keys, lambda: answer(deps, client, incoming), on_busy=busy(client, incoming)
     )
-
-
-def log_event(kind: str, body: dict[str, Any]) -> None:
-    logger.debug("%s event %s", kind, body.get("event_id"))

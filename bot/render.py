@@ -11,6 +11,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
 
+from graph_agent.errors import FAILURE_TEXT
 from graph_agent.result import AgentResult
 
 MAX_BLOCKS = 50
@@ -320,20 +321,15 @@ def _fallback(text: str) -> str:
 
 # ---- notices and errors -----------------------------------------------------------------
 
-ERROR_TEXTS: dict[str, str] = {
-    "llm_not_configured": "I can't answer questions yet: no language model is configured. "
-    "An admin can set `OPENAI_API_KEY`, or `OPENAI_BASE_URL` for a local server such as Ollama.",
-    "llm_error": "The language model I use didn't answer properly. Please try again in a minute.",
-    "llm_timeout": "The language model took too long to reply. Please try again in a minute.",
-    "graph_down": "I can't reach the graph database right now. Please try again later — "
-    "if it keeps happening, let the admin know.",
-    "query_timeout": "The query took too long on the database. Try a narrower question "
-    "(one person, one product, a shorter period).",
-    "deadline": "This question took me too long to work out. Try asking it more simply, "
-    "or in smaller steps.",
+BOT_FAILURE_TEXT: dict[str, str] = {
     "busy": "I'm answering a lot of questions right now. Please ask again in a minute.",
 }
-DEFAULT_ERROR = "Something went wrong on my side while answering. Please try again."
+"""Failures of the bot itself; the agent's own are worded once, in
+`graph_agent.errors.FAILURE_TEXT`."""
+FAILURE_TEXTS: dict[str, str] = {**dict(FAILURE_TEXT.items()), **BOT_FAILURE_TEXT}
+EXPLAINED_FAILURES = frozenset({"attempts_exhausted", "query_error"})
+"""Failures the agent explains itself (what it tried, what to change): its words are shown."""
+DEFAULT_ERROR = FAILURE_TEXT["internal"]
 # Text that only engines, drivers and Python write; a reply that would carry it gets
 # DEFAULT_ERROR instead.
 _INTERNAL_MARKERS = (
@@ -358,7 +354,9 @@ def error_message(kind: str, reference: str, detail: str | None = None) -> Rende
     (e.g. attempts exhausted: what was tried and what to change); it is neutralised."""
     if detail and any(marker in detail for marker in _INTERNAL_MARKERS):
         detail = None  # engine or Python internals belong in the log and the trace, not here
-    text = ERROR_TEXTS.get(kind) or (neutralise(detail) if detail else DEFAULT_ERROR)
+    fixed = None if kind in EXPLAINED_FAILURES else FAILURE_TEXTS.get(kind)
+    explained = neutralise(detail) if detail else None
+    text = fixed or explained or FAILURE_TEXTS.get(kind) or DEFAULT_ERROR
     return Rendered(
         text=truncate(text.replace("`", ""), FALLBACK_CHARS),
         blocks=[section(f":warning: {text}"), context(f"Reference: `{reference}`")],

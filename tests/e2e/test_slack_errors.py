@@ -56,11 +56,11 @@ def error_reply(rig: Any, caplog: pytest.LogCaptureFixture) -> str:
 @pytest.mark.parametrize(
     ("case", "expected"),
     [
-        ("llm_not_configured", "no language model is configured"),
-        ("llm_error", "didn't answer properly"),
-        ("llm_timeout", "took too long to reply"),
-        ("graph_down", "can't reach the graph database"),
-        ("query_timeout", "took too long on the database"),
+        ("llm_not_configured", "No LLM is configured"),
+        ("llm_error", "couldn't reach the language model"),
+        ("llm_timeout", "took too long to answer"),
+        ("graph_down", "couldn't reach the graph database"),
+        ("query_timeout", "took too long each time"),
     ],
 )
 def test_failures_replace_the_status_with_a_kind_message(

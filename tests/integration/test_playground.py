@@ -234,7 +234,7 @@ def test_without_an_llm_seed_questions_are_answered_offline(offline: Playground)
     offline.emulator.wait_for(lambda: offline.emulator.bot_replies(CHANNEL_ID, other), 30)
     offline.bot.deps.delivery.wait_idle(30)
     reply = offline.emulator.bot_replies(CHANNEL_ID, other)[-1]
-    assert "no language model is configured" in json.dumps(reply.get("blocks", reply["text"]))
+    assert "No LLM is configured" in json.dumps(reply.get("blocks", reply["text"]))
 
 
 def test_page_and_static_files_are_served(pg: Playground) -> None:

@@ -163,11 +163,11 @@ def test_refusal_lists_suggestions_without_teach_hint() -> None:
 
 def test_failed_outcome_renders_a_kind_error_with_reference() -> None:
     rendered = render.answer_message(result(outcome="failed", error_kind="graph_down"))
-    assert "can't reach the graph database" in all_text(rendered)
+    assert "couldn't reach the graph database" in all_text(rendered)
     assert "Reference: `" in all_text(rendered)
 
 
-@pytest.mark.parametrize("kind", [*render.ERROR_TEXTS, "something_new"])
+@pytest.mark.parametrize("kind", [*render.FAILURE_TEXTS, "something_new"])
 def test_error_messages_are_kind_and_short(kind: str) -> None:
     rendered = render.error_message(kind, "abc123")
     assert "Reference: `abc123`" in all_text(rendered)
