@@ -108,6 +108,7 @@ TARGETS = [
     Target("engine crashes during hostile reads", "dos", _path("crashes"), 0, "crashes"),
     Target("schema examples generated, demo graph", "schema_examples",
            _schema_examples_s, 5, "s"),
+    Target("chart decision + render, 30 rows, p95", "charts", _path("p95_ms"), 300, "ms"),
 ]  # fmt: skip
 
 

@@ -1052,6 +1052,7 @@ class SlackEmulator:
                 "name": filename,
                 "title": filename,
                 "size": length,
+                "alt_txt": str(params.get("alt_txt") or ""),
             }
         return {"ok": True, "upload_url": f"{self.base_url}/upload/{file_id}", "file_id": file_id}
 

@@ -4,13 +4,14 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Callable, Sequence
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field, replace
 from typing import Protocol
 
 from slack_sdk import WebClient
 from slack_sdk.errors import SlackApiError
 
-from bot import render
+from bot import charts, render
 from bot.delivery import Delivery
 from bot.progress import Progress, StatusSupport, call, post
 from bot.settings import Settings
@@ -239,6 +240,8 @@ def answer(deps: BotDeps, client: WebClient, incoming: Incoming) -> None:
             logger.exception("could not link turn %s to its message", turn_id)
     if message.csv is not None:
         _upload_csv(client, question, message)
+    if settings.charts == "auto" and result.outcome == "answered" and result.rows:
+        _upload_chart(client, question, result)
 
 
 ATTACHMENTS_NOTE = "_I don't read attached files: this answers the text of your message._"
@@ -312,6 +315,37 @@ def _upload_csv(client: WebClient, incoming: Incoming, message: render.Rendered)
         content=message.csv,
         filename=message.csv_name,
         title="Full result",
+    )
+
+
+CHART_TIMEOUT_S = 15.0
+"""A chart that takes longer to draw is dropped (logged); the answer is already posted."""
+_drawing = ThreadPoolExecutor(max_workers=2, thread_name_prefix="chart")
+
+
+def _upload_chart(client: WebClient, incoming: Incoming, result: AgentResult) -> None:
+    """The answer's chart, after the text (and its CSV) in the same thread, when the rows read
+    better as a picture. Drawn off the answer's path with a time bound; any failure is logged
+    and costs only the chart."""
+    try:
+        drawn = _drawing.submit(
+            charts.chart_for, incoming.text, result.columns, result.rows
+        ).result(timeout=CHART_TIMEOUT_S)
+    except Exception:
+        logger.warning("no chart for %s", incoming.conversation, exc_info=True)
+        return
+    if not isinstance(drawn, charts.Chart):
+        logger.debug("no chart: %s", drawn.reason)
+        return
+    call(
+        client,
+        "files_upload_v2",
+        channel=incoming.channel,
+        thread_ts=incoming.thread_ts,
+        content=drawn.png,
+        filename="chart.png",
+        title=render.truncate(incoming.text, 80),
+        alt_txt=drawn.alt_text,
     )
 
 

@@ -107,6 +107,11 @@ class Settings(BaseSettings):
         default_factory=lambda: ["-1", "thumbsdown"], description="Reactions that count against."
     )
     csv_upload: bool = Field(True, description="Upload large results as CSV in the thread.")
+    charts: Literal["auto", "off"] = Field(
+        "auto",
+        description="`auto`: a chart follows answers whose rows read better as a picture "
+        "(counts per category, numbers over time); `off`: never.",
+    )
 
     # --- guardrails --------------------------------------------------------------------
     max_question_chars: int = Field(2000, description="Longer questions are declined kindly.")

@@ -9,6 +9,7 @@ import logging
 import uuid
 from collections.abc import Iterator
 from contextlib import ExitStack, contextmanager
+from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
@@ -124,6 +125,23 @@ def print_result(result: AgentResult, *, details: bool = True) -> None:
     console.print(f"Time: {result.total_ms:.0f} ms ({timings})")
 
 
+def _write_chart(path: Path, question: str, result: AgentResult) -> None:
+    """`ask --chart FILE`: the chart the Slack answer would carry, or why there is none."""
+    from bot import charts
+
+    drawn = charts.chart_for(question, result.columns, result.rows)
+    if not isinstance(drawn, charts.Chart):
+        err_console.print(f"No chart for this result: {drawn.reason}.")
+        return
+    try:
+        path.write_bytes(drawn.png)
+    except OSError as exc:
+        raise typer.BadParameter(
+            f"cannot write {path}: {exc.strerror}", param_hint="--chart"
+        ) from exc
+    err_console.print(f"Chart ({drawn.kind}) written to {path}.")
+
+
 def result_json(result: AgentResult) -> str:
     """The whole result as JSON (for scripts)."""
     data = dataclasses.asdict(result)
@@ -139,6 +157,14 @@ def register(app: typer.Typer) -> None:
         question: Annotated[str, typer.Argument(help="The question, in plain language.")],
         as_json: Annotated[bool, typer.Option("--json", help="Print the result as JSON.")] = False,
         no_memory: NoMemory = False,
+        chart: Annotated[
+            Path | None,
+            typer.Option(
+                "--chart",
+                help="Write the answer's chart to this PNG file, when its rows make one.",
+                dir_okay=False,
+            ),
+        ] = None,
     ) -> None:
         """Answer one question: the answer, its Cypher, the rows, attempts, LLM calls, timings."""
         with open_agent(no_memory) as session:
@@ -147,6 +173,8 @@ def register(app: typer.Typer) -> None:
             typer.echo(result_json(result))
         else:
             print_result(result)
+        if chart is not None and result.outcome != "failed":
+            _write_chart(chart, question, result)
         if result.outcome == "failed":
             raise typer.Exit(1)
 

@@ -122,6 +122,7 @@ def demo_data(
                 f"The demo graph is already loaded ({nodes:,} nodes, {rels:,} relationships) "
                 f"in {db.url}. Use --reset to load it again."
             )
+            _seed_examples(db)
             return
         columns = (
             TextColumn("Loading the demo graph"),
@@ -141,6 +142,27 @@ def demo_data(
         console.print(
             f"Loaded {stats.nodes:,} nodes and {stats.relationships:,} relationships "
             f"in {stats.seconds:.1f}s into {db.url}."
+        )
+        _seed_examples(db)
+
+
+def _seed_examples(db: GraphDB) -> None:
+    """The demo's verified questions, taught to the memory (once): they are answered without
+    an LLM, like in the playground."""
+    from bot.commands.runtime import settings
+    from bot.playground.playground import seed_examples_path
+    from memory import open_memory
+
+    def validate(cypher: str) -> str | None:
+        verdict = db.validate(cypher)
+        return None if verdict.ok and verdict.read_only is not False else verdict.error or "write"
+
+    with open_memory(settings().memory_path) as mem:
+        report = mem.examples.import_file(seed_examples_path(), validate)
+    if report.imported:
+        console.print(
+            f"Taught {len(report.imported)} verified example questions "
+            "(`cypherbot examples list`); they are answered without an LLM."
         )
 
 

@@ -421,12 +421,16 @@ def _handler_for(page: PageServer) -> type[BaseHTTPRequestHandler]:
                 elif match := _FILE_PATH.match(url.path):
                     name, content = page.file(match.group(1))
                     safe = re.sub(r"[^A-Za-z0-9._-]", "_", name) or "file"
-                    self._send(
-                        200,
-                        content,
-                        "application/octet-stream",
-                        {"Content-Disposition": f'attachment; filename="{safe}"'},
-                    )
+                    if safe.endswith(".png") and content.startswith(b"\x89PNG"):
+                        # A chart: shown inline under the answer, as Slack does.
+                        self._send(200, content, "image/png", {"Cache-Control": "no-store"})
+                    else:
+                        self._send(
+                            200,
+                            content,
+                            "application/octet-stream",
+                            {"Content-Disposition": f'attachment; filename="{safe}"'},
+                        )
                 else:
                     self._json(404, {"error": "not found"})
             except PageError as exc:

@@ -10,6 +10,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from bot import charts
 from bot.questions import AgentPort
 from graph_agent.result import AgentResult, ProgressEvent
 from guardrails.cypher_policy import CypherPolicy
@@ -71,6 +72,7 @@ class Trace:
             "reused_example_id": result.reused_example_id,
             "self_healed": result.self_healed,
             "history_turns": self.history_turns,
+            "chart": chart_json(result),
             "steps": [
                 {"at_ms": round(s.at_ms, 1), "step": s.step, "text": s.text, "attempt": s.attempt}
                 for s in self.steps
@@ -146,3 +148,15 @@ class TracingAgent:
                     trace.turn_id = turn.id
                     return trace
         return None
+
+
+def chart_json(result: AgentResult) -> dict[str, Any]:
+    """The chart decision behind an answer: its kind and Vega-Lite spec, or why there is none
+    (the same pure functions the Slack upload uses; nothing is drawn here)."""
+    if result.outcome != "answered" or not result.rows:
+        return {"kind": None, "reason": "no rows answered the question", "spec": None}
+    decision = charts.decide(result.columns, result.rows)
+    if decision.kind is None:
+        return {"kind": None, "reason": decision.reason, "spec": None}
+    spec = charts.spec(result.question, result.columns, result.rows, decision)
+    return {"kind": decision.kind, "reason": decision.reason, "spec": spec}

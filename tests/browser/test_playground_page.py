@@ -63,6 +63,25 @@ def test_mention_shows_status_then_the_answer_and_a_follow_up(
     screenshot(page, "3-behind-follow-up")
 
 
+def test_a_count_per_category_shows_its_chart_and_the_spec_behind_it(
+    page: Page, playground: Playground
+) -> None:
+    _open(page, playground)
+    _send(page, "#composer-text", "@cypherbot How many incidents of each severity were there?")
+    chart = page.locator("#thread-messages img.file-image")
+    expect(chart).to_be_visible(timeout=30_000)
+    expect(chart).to_have_attribute("alt", re.compile("^Bar chart for .*severity SEV1"))
+    assert chart.evaluate("img => img.naturalWidth") >= 560, "the PNG loaded"
+    chart.scroll_into_view_if_needed()
+    screenshot(page, "8-chart-in-thread")
+    _bot_answers(page).first.get_by_role("button", name="Behind this answer").click()
+    trace = page.locator("#trace")
+    expect(trace).to_contain_text("Chart (bar)")
+    trace.locator("details.chart-spec summary").click()
+    expect(trace.locator("details.chart-spec pre")).to_contain_text('"mark"')
+    screenshot(page, "8-chart-spec")
+
+
 def test_direct_message_is_answered(page: Page, playground: Playground) -> None:
     _open(page, playground)
     page.locator("#dm-list").get_by_role("button").click()

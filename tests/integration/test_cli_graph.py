@@ -78,3 +78,20 @@ def test_unreachable_falkordb_server_says_which_url(
     outcome = CliRunner().invoke(bot.cli.app, ["query", "RETURN 1"])
     assert outcome.exit_code != 0
     assert "127.0.0.1:1" in str(outcome.exception)
+
+
+def test_ask_writes_the_chart_of_a_taught_question_offline(cli_env: None, tmp_path: Path) -> None:
+    code, out = invoke("demo-data")  # also teaches the demo's verified questions
+    assert code == 0, out
+    chart = tmp_path / "severity.png"
+    code, out = invoke(
+        "ask", "--chart", str(chart), "How many incidents of each severity were there?"
+    )
+    assert code == 0, out
+    assert "LLM calls: 0" in out and f"Chart (bar) written to {chart}" in " ".join(out.split())
+    assert chart.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    names = tmp_path / "names.png"
+    code, out = invoke("ask", "--chart", str(names), "Who is on the Payments team?")
+    assert code == 0, out
+    assert "No chart for this result: no numbers to draw." in " ".join(out.split())
+    assert not names.exists()

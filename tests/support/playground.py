@@ -25,6 +25,9 @@ REDIS_TIER_1 = (
     "RETURN s.name AS service, s.tier AS tier ORDER BY service"
 )
 TEAM_COUNT = "MATCH (t:Team) RETURN count(t) AS teams"
+PER_SEVERITY = (
+    "MATCH (i:Incident) RETURN i.severity AS severity, count(i) AS incidents ORDER BY severity"
+)
 FOLLOW_UP = "Which of those are tier 1?"
 FOLLOW_UP_STANDALONE = "Which services that use Redis are tier 1?"
 
@@ -35,6 +38,8 @@ def _cypher_for(question: str) -> str:
         return REDIS_TIER_1
     if "redis" in text:
         return REDIS_SERVICES
+    if "severity" in text:
+        return PER_SEVERITY
     if "team" in text:
         return TEAM_COUNT
     return "MATCH (s:Service) RETURN count(s) AS services"

@@ -155,7 +155,9 @@ function messageView(m, { inThread, ephemeral } = {}) {
   } else {
     content.append(mrkdwn(m.text, users()));
   }
-  const files = (m.files || []).map((f) => el("a", {
+  const files = (m.files || []).map((f) => f.name.endsWith(".png") ? el("img", {
+    class: "file-image", src: f.url, alt: f.alt_txt || f.title || f.name,
+  }) : el("a", {
     class: "file", href: f.url, download: f.name, "aria-label": "Download " + (f.title || f.name),
   }, "📎 ", f.title || f.name, el("span", { class: "file-size", text: f.size ? ` (${f.size.toLocaleString()} bytes)` : "" })));
   const header = el("div", { class: "msg-header" },
@@ -418,6 +420,16 @@ function traceView(data) {
   if (run.columns.length) {
     out.append(el("h3", { text: `Rows (${run.row_count}${run.truncated ? "+" : ""}${run.row_count > run.rows.length ? `, first ${run.rows.length} shown` : ""})` }));
     out.append(rowsTable(run.columns, run.rows));
+  }
+  if (run.chart) {
+    out.append(el("h3", { text: run.chart.kind ? `Chart (${run.chart.kind.replace("_", " ")})` : "Chart" }));
+    out.append(el("p", { class: "chart-reason", text: run.chart.kind
+      ? `Drawn because the rows are ${run.chart.reason}; the Vega-Lite spec:`
+      : `No chart: ${run.chart.reason}.` }));
+    if (run.chart.spec) {
+      out.append(el("details", { class: "chart-spec" }, el("summary", { text: "Vega-Lite spec" }),
+        el("pre", { text: JSON.stringify(run.chart.spec, null, 2) })));
+    }
   }
   out.append(el("h3", { text: `LLM calls (${run.llm_calls})` }));
   out.append(el("p", {}, run.llm_calls
