@@ -4,6 +4,10 @@ from __future__ import annotations
 
 import logging
 import threading
+from collections.abc import Iterator
+from contextlib import ExitStack, contextmanager
+from dataclasses import dataclass
+from typing import Final, Literal
 
 from pydantic import SecretStr
 
@@ -82,6 +86,51 @@ def build_agent(
         examples,
         agent_config(settings),
     )
+
+
+class _FromSettings:
+    """Marker: build this part from Settings (callers pass their own, or None for none)."""
+
+
+FROM_SETTINGS: Final = _FromSettings()
+
+
+@dataclass(frozen=True)
+class Runtime:
+    """What every command, the bot, the playground and the eval run on."""
+
+    db: GraphDB
+    memory: Memory | None
+    """None: no memory (`ask --no-memory`); the agent then has no examples."""
+    agent: Agent
+
+
+@contextmanager
+def open_runtime(
+    settings: Settings,
+    *,
+    db: GraphDB | None = None,
+    llms: LLMs | _FromSettings | None = FROM_SETTINGS,
+    memory: Memory | Literal["settings"] | None = "settings",
+) -> Iterator[Runtime]:
+    """The graph, the memory and the agent, built once and closed after (what was passed in is
+    the caller's to close). The memory's examples learn the agent's schema fingerprint here,
+    so examples verified on another schema are re-checked before use."""
+    from graph_agent.examples import InMemoryExampleStore
+
+    with ExitStack() as stack:
+        if db is None:
+            db = build_db(settings)
+            stack.callback(db.close)
+        if memory == "settings":
+            memory = open_memory_for(settings)
+            stack.callback(memory.close)
+        examples: ExampleStore = memory.examples if memory is not None else InMemoryExampleStore()
+        models = build_llms(settings) if isinstance(llms, _FromSettings) else llms
+        agent = Agent(db, models, examples, agent_config(settings))
+        if memory is not None:
+            memory.examples.schema_fingerprint = agent.schema_fingerprint
+        yield Runtime(db, memory, agent)
 
 
 def record_result(

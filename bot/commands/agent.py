@@ -8,7 +8,7 @@ import json
 import logging
 import uuid
 from collections.abc import Iterator
-from contextlib import ExitStack, contextmanager
+from contextlib import contextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any
 
@@ -17,7 +17,7 @@ from rich.console import Console
 from rich.syntax import Syntax
 from rich.table import Table
 
-from memory.types import ExampleStore, Turn
+from memory.types import Turn
 
 if TYPE_CHECKING:  # the agent stack is imported when a command runs, not at CLI start
     from graph_agent.agent import Agent
@@ -49,32 +49,18 @@ class Session:
 def open_agent(no_memory: bool) -> Iterator[Session]:
     """An agent from Settings with the memory database's examples (or none), closed after."""
     from bot.commands.runtime import settings
-    from bot.wiring import build_agent, build_db, open_memory_for, refresh_schema_examples
-    from graph_agent.examples import InMemoryExampleStore
+    from bot.wiring import open_runtime, refresh_schema_examples
 
     s = settings()
-    with ExitStack() as stack:
-        db = build_db(s)
-        stack.callback(db.close)
-        examples: ExampleStore
-        mem: Memory | None = None
-        if no_memory:
-            examples = InMemoryExampleStore()
-        else:
-            mem = open_memory_for(s)
-            stack.callback(mem.close)
-            examples = mem.examples
-        agent = build_agent(s, examples, db=db)
-        if mem is not None:
-            # Examples verified on another schema are re-checked before use.
-            mem.examples.schema_fingerprint = agent.schema_fingerprint
+    with open_runtime(s, memory=None if no_memory else "settings") as runtime:
+        if runtime.memory is not None:
             # As the bot does at start-up: a graph seen for the first time gets its day-one
             # examples (once per schema; here in the foreground, the command needs them now).
             try:
-                refresh_schema_examples(s, mem, agent)
+                refresh_schema_examples(s, runtime.memory, runtime.agent)
             except Exception:  # examples are a bonus; the question is answered without them
                 logger.warning("could not generate schema examples", exc_info=True)
-        yield Session(agent, mem)
+        yield Session(runtime.agent, runtime.memory)
 
 
 def _progress(event: ProgressEvent) -> None:

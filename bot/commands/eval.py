@@ -248,7 +248,7 @@ def register(app: typer.Typer) -> None:
     ) -> None:
         """Score the bot on questions with gold Cypher: execution accuracy, cost, latency."""
         from bot.commands.runtime import settings
-        from bot.wiring import build_agent, build_db, build_llms
+        from bot.wiring import build_llms, open_runtime
         from graph_agent.evaluation import (
             ChartUnavailableError,
             EvalFileError,
@@ -290,12 +290,9 @@ def register(app: typer.Typer) -> None:
         todo = [item for item in items if item.id not in done]
 
         with ExitStack() as stack:
-            db = build_db(s)
-            stack.callback(db.close)
             memory = stack.enter_context(eval_memory(s, options.examples))
-            agent = build_agent(s, memory.examples, db=db, llms=llms)
-            # As the bot does: examples verified on another schema are re-checked before use.
-            memory.examples.schema_fingerprint = agent.schema_fingerprint
+            runtime = stack.enter_context(open_runtime(s, llms=llms, memory=memory))
+            db, agent = runtime.db, runtime.agent
             source = prepare_examples(s, memory, db, agent.schema_fingerprint, options.examples)
             if options.examples:
                 source += _schema_examples(s, memory, agent)

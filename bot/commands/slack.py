@@ -24,7 +24,7 @@ def run(
     from bot.app import SlackSetupError, check_tokens, create_bot
     from bot.commands.runtime import settings
     from bot.http_server import SlackHTTPServer
-    from bot.wiring import build_agent, build_db, open_memory_for, start_schema_examples
+    from bot.wiring import open_runtime, start_schema_examples
 
     s = settings()
     socket_mode = s.slack_app_token is not None
@@ -34,13 +34,10 @@ def run(
         err_console.print(f"[red]Cannot start the Slack bot:[/red] {exc}")
         raise typer.Exit(2) from None
     with ExitStack() as stack:
-        db = build_db(s)
-        stack.callback(db.close)
-        memory = open_memory_for(s)
-        stack.callback(memory.close)
+        runtime = stack.enter_context(open_runtime(s))
+        memory, agent = runtime.memory, runtime.agent
+        assert memory is not None
         purge_on_start(memory, s.retention_days)
-        agent = build_agent(s, memory.examples, db=db)
-        memory.examples.schema_fingerprint = agent.schema_fingerprint
         schema_thread = start_schema_examples(s, memory, agent)
         if schema_thread is not None:
             stack.callback(schema_thread.join, 30)
@@ -65,7 +62,7 @@ def run(
                     bot.app,
                     host=host or s.host,
                     port=port if port is not None else s.port,
-                    health={"graph": db.ping, "memory": memory.ping},
+                    health={"graph": runtime.db.ping, "memory": memory.ping},
                     signing_secret=(
                         s.slack_signing_secret.get_secret_value()
                         if s.slack_signing_secret

@@ -19,10 +19,10 @@ from bot.playground.page import LLMInfo, PageServer, Person
 from bot.playground.trace import TracingAgent
 from bot.settings import Settings
 from bot.wiring import (
-    build_agent,
+    FROM_SETTINGS,
+    _FromSettings,
     build_db,
-    build_llms,
-    open_memory_for,
+    open_runtime,
     start_schema_examples,
 )
 from graph_agent.graphdb import GraphDB
@@ -37,13 +37,6 @@ CHANNEL_ID: Final = "C0ENGQUEST"
 CHANNEL_NAME: Final = "eng-questions"
 SUGGESTED = 6
 """Seed questions offered as one-click chips."""
-
-
-class _FromSettings:
-    """Marker: build the LLMs from Settings (tests pass their own, or None for "no LLM")."""
-
-
-FROM_SETTINGS: Final = _FromSettings()
 
 
 @dataclass
@@ -139,12 +132,9 @@ def build_playground(
             db = build_db(settings)
             stack.callback(db.close)
         ensure_demo(db)
-        memory = open_memory_for(settings)
-        stack.callback(memory.close)
-        models = build_llms(settings) if isinstance(llms, _FromSettings) else llms
-        agent = build_agent(settings, memory.examples, db=db, llms=models)
-        # Examples verified on another schema are re-checked before use.
-        memory.examples.schema_fingerprint = agent.schema_fingerprint
+        runtime = stack.enter_context(open_runtime(settings, db=db, llms=llms))
+        memory, agent = runtime.memory, runtime.agent
+        assert memory is not None
         seeded = ensure_seed_examples(memory, db, agent.schema_fingerprint)
         if seeded:
             logger.info("seeded %d example questions", seeded)
@@ -178,7 +168,7 @@ def build_playground(
         stack.callback(app_server.stop)
         emulator.app_url = app_server.events_url
 
-        if models is None:
+        if agent.llms is None:
             info = LLMInfo(configured=False, model=None)
         else:
             info = LLMInfo(configured=True, model=llm_name or settings.llm_model)
