@@ -87,6 +87,26 @@ def _stem(name: str) -> str:
     return word[:-1] if word.endswith("s") and not word.endswith("ss") else word
 
 
+def _labels_held_as_properties(unknown: set[str], schema: GraphSchema) -> dict[str, str]:
+    """Unknown labels that are a property of some label (`(:Runway)` on a graph whose Airport
+    has `runways`): label → what to write instead. Such a name is not data the graph lacks."""
+    found: dict[str, str] = {}
+    for name in sorted(unknown):
+        owners = [
+            (label.name, prop.name)
+            for label in schema.labels
+            for prop in label.properties
+            if _stem(prop.name) == _stem(name)
+        ]
+        if owners:
+            where = "; ".join(f"{owner}.{prop}" for owner, prop in owners[:3])
+            found[name] = (
+                f"{name} is not a node label but a property ({where}): match the "
+                f"{owners[0][0]} node and return its {owners[0][1]}"
+            )
+    return found
+
+
 def _fits(want: str | None, have: str) -> bool:
     return want is None or want == have
 
@@ -103,12 +123,16 @@ def check_schema(cypher: str, schema: GraphSchema) -> SchemaCheck:
     props = {p.name for label in schema.labels for p in label.properties}
     props |= {p.name for rel in schema.relationships for p in rel.properties}
     check = SchemaCheck(cypher=cypher)
+    held_as_property = _labels_held_as_properties(names.labels - labels, schema)
     check.unknown = sorted(
-        (names.labels - labels) | (names.rel_types - types) | (names.properties - props)
+        (names.labels - labels - set(held_as_property))
+        | (names.rel_types - types)
+        | (names.properties - props)
     )
     if unknown := sorted(names.labels - labels):
         check.problems.append(
             f"unknown label(s) {', '.join(unknown)}; labels are: {', '.join(sorted(labels))}"
+            + "".join(f". {hint}" for hint in held_as_property.values())
         )
     if unknown := sorted(names.rel_types - types):
         check.problems.append(

@@ -287,6 +287,14 @@ def test_an_unknown_property_named_like_a_label_points_to_the_relationship() -> 
     assert "(:Person)-[:MEMBER_OF]->(:Team)" in message and "(name, department)" in message
 
 
+def test_an_unknown_label_that_is_a_property_says_where_the_property_is() -> None:
+    # "the tier of each service" written as a (:Tier) node; not data the graph lacks.
+    check = check_schema("MATCH (s:Service)-[:HAS]->(t:Tiers) RETURN t.name", SCHEMA)
+    assert "Tiers is not a node label but a property (Service.tier)" in check.problems[0]
+    assert "match the Service node and return its tier" in check.problems[0]
+    assert "Tiers" not in check.unknown
+
+
 def test_another_unknown_property_lists_what_the_label_has() -> None:
     [message] = check_schema("MATCH (s:Service) RETURN s.owner_email", SCHEMA).problems
     assert message == "unknown propert(y/ies) owner_email (Service has: name, tier)"
