@@ -117,6 +117,7 @@ def create_bot(
         delivery=Delivery(memory.events, workers=settings.workers),
         guards=guards,
         status=StatusSupport(),
+        streaming=StatusSupport() if settings.stream_answers == "auto" else None,
         bot_user_id=str(auth.get("user_id", "")),
         bot_id=str(auth.get("bot_id", "")),
         team_id=str(auth.get("team_id", "")),

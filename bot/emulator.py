@@ -158,6 +158,7 @@ class SlackEmulator:
         bot_name: str = "cypherbot",
         app_url: str | None = None,
         status_supported: bool = True,
+        streaming_supported: bool = True,
         echo_bot_events: bool = True,
         scopes: Iterable[str] | None = None,
         rate_limits: RateLimits | None = None,
@@ -172,6 +173,8 @@ class SlackEmulator:
         self.app_url = app_url
         """Where events are POSTed (the app's `/slack/events`)."""
         self.status_supported = status_supported
+        self.streaming_supported = streaming_supported
+        """False: chat.startStream answers `unknown_method`, like workspaces without it."""
         """False: `assistant.threads.setStatus` answers an error, like older workspaces."""
         self.echo_bot_events = echo_bot_events
         """Send the app the events its own posts, edits and reactions cause, as Slack does."""
@@ -958,6 +961,64 @@ class SlackEmulator:
             "text": message.get("text", ""),
         }
 
+    def _api_start_stream(self, params: dict[str, Any]) -> dict[str, Any]:
+        """A streamed reply: a bot message in the thread that grows until stopped. Outside
+        DMs Slack needs the recipient user and team."""
+        if not self.streaming_supported:
+            raise _ApiError("unknown_method")
+        with self._lock:
+            room = self._room_for_post(str(params.get("channel", "")))
+            thread_ts = str(params.get("thread_ts") or "")
+            if not thread_ts or self._find(room.id, thread_ts) is None:
+                raise _ApiError("invalid_thread_ts")
+            if room.kind != "im" and not (
+                params.get("recipient_user_id") and params.get("recipient_team_id")
+            ):
+                raise _ApiError("missing_recipient_user_id")
+            message = self._store_message(
+                room.id,
+                {
+                    "user": self.bot_user_id,
+                    "bot_id": self.bot_id,
+                    "app_id": self.api_app_id,
+                    "text": _streamed_text(params),
+                    "streaming": True,
+                },
+                thread_ts,
+            )
+        self._emit("message_posted", room.id, message)
+        return {"ok": True, "channel": room.id, "ts": message["ts"]}
+
+    def _streaming_message(self, params: dict[str, Any]) -> tuple[str, dict[str, Any]]:
+        channel, message = self._bot_message(params, "cant_update_message")
+        if not message.get("streaming"):
+            raise _ApiError("message_not_in_streaming_state")
+        return channel, message
+
+    def _api_append_stream(self, params: dict[str, Any]) -> dict[str, Any]:
+        with self._lock:
+            channel, message = self._streaming_message(params)
+            message["text"] = message.get("text", "") + _streamed_text(params)
+        self._emit("message_updated", channel, message)
+        return {"ok": True, "channel": channel, "ts": message["ts"]}
+
+    def _api_stop_stream(self, params: dict[str, Any]) -> dict[str, Any]:
+        with self._lock:
+            channel, message = self._streaming_message(params)
+            text = message.get("text", "") + _streamed_text(params)
+            closing = _message_fields({"text": text, "blocks": params.get("blocks") or []})
+            blocks = [{"type": "markdown", "text": text}, *closing.get("blocks", [])]
+            if problem := block_problem(blocks):
+                raise _ApiError(problem)
+            message.pop("streaming", None)
+            message["text"] = text
+            message["blocks"] = blocks
+            echo = self.events_for_message(channel, message)
+        self._emit("message_updated", channel, message)
+        for payload in echo:
+            self._deliver_later(payload)
+        return {"ok": True, "channel": channel, "ts": message["ts"], "message": message}
+
     def _api_delete(self, params: dict[str, Any]) -> dict[str, Any]:
         with self._lock:
             channel, message = self._bot_message(params, "cant_delete_message")
@@ -1173,6 +1234,19 @@ def _message_fields(params: dict[str, Any]) -> dict[str, Any]:
     return fields
 
 
+def _streamed_text(params: dict[str, Any]) -> str:
+    """The text a chat.*Stream call adds: `markdown_text`, or its `markdown_text` chunks."""
+    chunks = params.get("chunks") or []
+    if isinstance(chunks, str):
+        try:
+            chunks = json.loads(chunks)
+        except ValueError:
+            raise _ApiError("invalid_chunks") from None
+    pieces = [str(params.get("markdown_text") or "")]
+    pieces += [str(c.get("text", "")) for c in chunks if c.get("type") == "markdown_text"]
+    return "".join(pieces)
+
+
 def _rich_text(text: str) -> list[dict[str, Any]]:
     """The `rich_text` block Slack's clients send with a person's message."""
     if not text:
@@ -1201,6 +1275,9 @@ _METHODS: dict[str, Callable[[SlackEmulator, dict[str, Any]], dict[str, Any]]] =
     "chat.postMessage": SlackEmulator._api_post_message,
     "chat.update": SlackEmulator._api_update,
     "chat.delete": SlackEmulator._api_delete,
+    "chat.startStream": SlackEmulator._api_start_stream,
+    "chat.appendStream": SlackEmulator._api_append_stream,
+    "chat.stopStream": SlackEmulator._api_stop_stream,
     "chat.postEphemeral": SlackEmulator._api_post_ephemeral,
     "conversations.replies": SlackEmulator._api_replies,
     "conversations.info": SlackEmulator._api_conversations_info,

@@ -11,7 +11,7 @@ from typing import Any
 from slack_sdk import WebClient
 from slack_sdk.errors import SlackApiError
 
-from bot.render import Rendered
+from bot.render import Rendered, Streamed
 from bot.throttle import SlackThrottle
 from graph_agent.result import ProgressEvent
 
@@ -23,6 +23,8 @@ logger = logging.getLogger(__name__)
 _APP_WIDE = {"missing_scope", "not_allowed_token_type", "unknown_method", "method_deprecated"}
 _CHANNEL_WIDE = {"access_denied", "team_not_allowed", "feature_not_enabled", "not_in_channel"}
 APP_PAUSE_S = 3600.0
+STREAM_PIECE_CHARS = 400
+"""Answer text per chat.appendStream call: a few calls for a usual answer, within Tier 3."""
 CHANNEL_PAUSE_S = 600.0
 
 
@@ -71,6 +73,8 @@ class Progress:
         status: StatusSupport,
         throttle: SlackThrottle | None = None,
         team: str = "",
+        user: str = "",
+        streaming: StatusSupport | None = None,
         min_interval_s: float = 1.0,
     ) -> None:
         self._client = client
@@ -80,6 +84,9 @@ class Progress:
         self._status = status
         self._throttle = throttle or SlackThrottle()
         self._team = team
+        self._user = user
+        self._streaming = streaming
+        """Where chat streaming works (None: never stream)."""
         self._interval = min_interval_s
         self._lock = threading.Condition()
         self._mode: str = "none"
@@ -177,6 +184,10 @@ class Progress:
                 self._timer = None
             self._lock.wait_for(lambda: not self._sending, timeout=wait_s)
             placeholder, mode = self.placeholder_ts, self._mode
+        if mode == "status" and message.stream is not None and self._may_stream():
+            streamed = self._stream(message.stream)
+            if streamed is not None:
+                return streamed
         if placeholder:
             self._throttle.spend("chat.update", team=self._team, channel=self._channel)
             updated = self._call(
@@ -195,6 +206,40 @@ class Progress:
         elif ts is None and mode == "status":
             self._set_status("", self._client)
         return ts
+
+    def _may_stream(self) -> bool:
+        return self._streaming is not None and self._streaming.available(self._channel)
+
+    def _stream(self, answer: Streamed) -> str | None:
+        """Stream the answer's text into the thread (chat.startStream, appendStream in pieces,
+        stopStream with the closing blocks); its ts, or None to post it instead. A stream that
+        fails half way is deleted first, so the answer is never there twice."""
+        assert self._streaming is not None
+        stream = None
+        try:
+            stream = self._client.chat_stream(
+                channel=self._channel,
+                thread_ts=self._thread_ts,
+                recipient_team_id=self._team or None,
+                recipient_user_id=self._user or None,
+                buffer_size=STREAM_PIECE_CHARS,
+            )
+            for start in range(0, len(answer.markdown), STREAM_PIECE_CHARS):
+                self._throttle.spend("chat.appendStream", team=self._team, channel=self._channel)
+                stream.append(markdown_text=answer.markdown[start : start + STREAM_PIECE_CHARS])
+            stopped = stream.stop(blocks=answer.blocks or None)
+            return str(stopped["ts"])
+        except SlackApiError as exc:
+            error = str(exc.response.get("error", ""))
+            if self._streaming.refused(self._channel, error):
+                logger.info("chat streaming unavailable in %s (%s): posting", self._channel, error)
+            else:
+                logger.warning("chat streaming failed (%s): posting instead", error)
+        except Exception as exc:
+            logger.warning("chat streaming failed (%s): posting instead", type(exc).__name__)
+        if stream is not None and stream.ts:
+            self._call("chat_delete", channel=self._channel, ts=stream.ts)
+        return None
 
     def _set_status(self, text: str, client: WebClient) -> bool:
         try:

@@ -135,6 +135,8 @@ class BotDeps:
     guards: Guards
     status: StatusSupport = field(default_factory=StatusSupport)
     throttle: SlackThrottle = field(default_factory=SlackThrottle)
+    streaming: StatusSupport | None = field(default_factory=StatusSupport)
+    """Where chat streaming works (None: STREAM_ANSWERS=off)."""
     bot_user_id: str = ""
     bot_id: str = ""
     team_id: str = ""
@@ -193,6 +195,8 @@ def answer(deps: BotDeps, client: WebClient, incoming: Incoming) -> None:
         status=deps.status,
         throttle=deps.throttle,
         team=question.team,
+        user=question.user,
+        streaming=deps.streaming,
         min_interval_s=deps.progress_interval_s,
     )
     progress.start("Working on it…")

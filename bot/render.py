@@ -50,6 +50,17 @@ class Rendered:
     csv_name: str = "result.csv"
     more: tuple[Rendered, ...] = ()
     """Follow-up messages in the same thread, posted after this one, in order."""
+    stream: Streamed | None = None
+    """The same answer as streamed text and the blocks that end it (answers only)."""
+
+
+@dataclass(frozen=True)
+class Streamed:
+    """An answer for Slack's chat streaming: its text as markdown, appended in pieces, then
+    the blocks (table, query, context line, feedback buttons) that close the message."""
+
+    markdown: str
+    blocks: list[Block]
 
 
 # ---- text safety ------------------------------------------------------------------------
@@ -233,7 +244,11 @@ def answer_message(
     wants_csv = csv_upload and note is not None
     blocks = [*said, *table, *([context(note)] if note else []), *query, *tail]
     if block_text(blocks) <= BLOCK_TEXT_BUDGET:
-        return Rendered(fallback, _fit(blocks), csv=_csv(result) if wants_csv else None)
+        rest = _fit(blocks[len(answer_pieces) :])
+        stream = Streamed(_markdown(result.answer or "I have no answer to that."), rest)
+        return Rendered(
+            fallback, _fit(blocks), csv=_csv(result) if wants_csv else None, stream=stream
+        )
     # Over Slack's total: the table leaves the message first, then the answer continues below.
     more: list[Rendered] = []
     if table and csv_upload:
@@ -261,7 +276,16 @@ def answer_message(
 
 def with_note(message: Rendered, mrkdwn: str) -> Rendered:
     """`message` with a context line on top (a word about how the question was read)."""
-    return replace(message, blocks=_fit([context(mrkdwn), *message.blocks]))
+    stream = message.stream
+    if stream is not None:  # streamed, the note closes the message with the other blocks
+        stream = replace(stream, blocks=_fit([context(mrkdwn), *stream.blocks]))
+    return replace(message, blocks=_fit([context(mrkdwn), *message.blocks]), stream=stream)
+
+
+def _markdown(answer: str) -> str:
+    """The model's answer as markdown for streaming: escaped like mrkdwn (`& < >`), so nothing
+    in it becomes a link or a mention, and no bare @channel notifies anyone."""
+    return neutralise(answer.strip())
 
 
 def _csv(result: AgentResult) -> str:

@@ -107,6 +107,12 @@ class Settings(BaseSettings):
         default_factory=lambda: ["-1", "thumbsdown"], description="Reactions that count against."
     )
     csv_upload: bool = Field(True, description="Upload large results as CSV in the thread.")
+    stream_answers: Literal["auto", "off"] = Field(
+        "auto",
+        description="`auto`: where the assistant status works, stream the answer's text "
+        "(chat.startStream) and end it with the table, query and feedback buttons, falling "
+        "back to a plain message where streaming is refused; `off`: never stream.",
+    )
     charts: Literal["auto", "off"] = Field(
         "auto",
         description="`auto`: a chart follows answers whose rows read better as a picture "

@@ -148,7 +148,8 @@ def test_failed_update_falls_back_to_a_new_message(make_rig: RigFactory) -> None
 
 
 def test_rate_limited_post_is_retried_after_retry_after(make_rig: RigFactory) -> None:
-    rig = make_rig(ScriptedChatModel(replies=happy("After a rate limit.")))
+    # The answer posted as a message (streamed answers: tests/e2e/test_slack_streaming.py).
+    rig = make_rig(ScriptedChatModel(replies=happy("After a rate limit.")), stream_answers="off")
     rig.emulator.fail_next("chat.postMessage", "ratelimited", status=429, retry_after=0)
     mention = rig.mention("Which teams have the most people?")
     [answer] = rig.wait_answers(CHANNEL, mention["ts"])

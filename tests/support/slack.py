@@ -111,7 +111,9 @@ def answer_text(message: dict[str, Any]) -> str:
     """All text of a message's blocks (sections and context)."""
     parts = []
     for block in message.get("blocks", []):
-        if "text" in block:
+        if isinstance(block.get("text"), str):  # a streamed answer's markdown block
+            parts.append(block["text"])
+        elif "text" in block:
             parts.append(block["text"]["text"])
         for element in block.get("elements", []):
             parts.append(element.get("text", ""))

@@ -172,6 +172,10 @@ function blocks(list, users, onButton) {
           e.type === "image" ? el("img", { src: e.image_url, alt: e.alt_text || "", class: "context-image" })
             : el("span", { class: "context-item" }, textObject(e, users)))));
         break;
+      case "markdown": // a streamed answer's text (chat.startStream … stopStream)
+        out.append(el("div", { class: "block section" },
+          el("div", { class: "section-text" }, mrkdwn(String(block.text || "").replace(/\*\*(.+?)\*\*/g, "*$1*"), users))));
+        break;
       case "header":
         out.append(el("h3", { class: "block header" }, textObject(block.text, users)));
         break;
