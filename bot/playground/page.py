@@ -342,6 +342,18 @@ class PageServer:
             delivery = self.emulator.remove_reaction(person.id, channel, ts, name)
         return {"changed": delivery is not None}
 
+    def click(self, body: dict[str, Any]) -> dict[str, Any]:
+        """A click on a message's button: Slack's signed `block_actions` to the app."""
+        person = self.person(body.get("user"))
+        channel, ts = str(body.get("channel", "")), str(body.get("ts", ""))
+        action_id, value = str(body.get("action_id", "")), str(body.get("value", ""))
+        if not action_id or len(action_id) > 255 or len(value) > 2000:
+            raise PageError(400, "bad action")
+        if self.emulator.message(channel, ts) is None:
+            raise PageError(404, "no such message")
+        delivery = self.emulator.click(person.id, channel, ts, action_id, value)
+        return {"status": delivery.status}
+
     def trace(self, channel: str, ts: str) -> dict[str, Any]:
         turn = self.memory.conversations.by_message(channel, ts)
         if turn is None:
@@ -459,6 +471,8 @@ def _handler_for(page: PageServer) -> type[BaseHTTPRequestHandler]:
                     self._json(200, page.post(body))
                 elif url.path == "/api/reactions":
                     self._json(200, page.react(body))
+                elif url.path == "/api/actions":
+                    self._json(200, page.click(body))
                 else:
                     self._json(404, {"error": "not found"})
             except ValueError:

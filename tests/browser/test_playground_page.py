@@ -209,7 +209,7 @@ def test_block_kit_renders_readably_and_safely(page: Page, playground: Playgroun
     expect(message.locator("pre.code")).to_have_text("MATCH (n) RETURN n")
     expect(message.locator(".block.context")).to_contain_text("👍")
     message.get_by_role("button", name="Show query").click()
-    expect(page.locator("#toast")).to_contain_text("button clicks")
+    expect(page.locator("#toast")).to_contain_text("this one has no action")
     message.locator(".tool.reply").click()
     download = page.locator("#thread-messages a.file")
     expect(download).to_contain_text("Full result")
@@ -218,3 +218,20 @@ def test_block_kit_renders_readably_and_safely(page: Page, playground: Playgroun
         download.click()
     saved = info.value.path()
     assert saved.read_text().startswith("service,tier")
+
+
+def test_the_good_answer_button_teaches_like_a_thumbs_up(
+    page: Page, playground: Playground
+) -> None:
+    _open(page, playground)
+    _send(page, "#composer-text", "@cypherbot Which services use Redis, please?")
+    answer = _bot_answers(page).first
+    good = answer.get_by_role("button", name="Mark this answer right: its query is reused")
+    expect(good).to_contain_text("Good answer")
+    expect(answer.get_by_role("button", name="Mark this answer wrong")).to_be_visible()
+    screenshot(page, "9-feedback-buttons")
+    good.click()
+    expect(page.locator("#toast")).to_contain_text("teaches")
+    page.get_by_role("tab", name="Examples").click()
+    taught = page.locator("#examples .example").filter(has_text="thumbs up")
+    expect(taught.first).to_contain_text("Which services use Redis, please?")

@@ -25,6 +25,21 @@ async function api(path, body) {
   return json;
 }
 
+// A Block Kit button with an action (the feedback buttons): Slack's block_actions, signed and
+// delivered to the app like a real click; other buttons only look the part.
+async function clickButton(m, element) {
+  if (!element.action_id || element.value === undefined) {
+    toast("Buttons look as they would in Slack; this one has no action.");
+    return;
+  }
+  try {
+    await api("/api/actions", { user: S.me, channel: S.channel, ts: m.ts, action_id: element.action_id, value: element.value });
+    toast(element.value === "good" ? "Thanks: that teaches cypherbot." : "Noted: that counts against this answer.");
+  } catch (err) {
+    toast(err.message);
+  }
+}
+
 function toast(text) {
   const node = $("toast");
   node.textContent = text;
@@ -150,8 +165,7 @@ function messageView(m, { inThread, ephemeral } = {}) {
   // A person's message carries its text as rich_text blocks too (as in Slack): show the text.
   const shown = (m.blocks || []).filter((b) => b.type !== "rich_text");
   if (shown.length) {
-    content.append(blocks(shown, users(), () =>
-      toast("Buttons look as they would in Slack; the playground doesn't send button clicks yet.")));
+    content.append(blocks(shown, users(), (element) => clickButton(m, element)));
   } else {
     content.append(mrkdwn(m.text, users()));
   }

@@ -176,6 +176,18 @@ function blocks(list, users, onButton) {
         out.append(el("div", { class: "block section" },
           el("div", { class: "section-text" }, mrkdwn(String(block.text || "").replace(/\*\*(.+?)\*\*/g, "*$1*"), users))));
         break;
+      case "context_actions": // Slack's feedback buttons under an AI answer
+        out.append(el("div", { class: "block actions feedback" }, ...(block.elements || [])
+          .filter((e) => e.type === "feedback_buttons")
+          .flatMap((e) => [["positive_button", "👍 "], ["negative_button", "👎 "]].map(([key, icon]) => {
+            const b = e[key] || {};
+            return el("button", {
+              type: "button", class: "block-button feedback-button",
+              "aria-label": b.accessibility_label || (b.text && b.text.text) || key,
+              onclick: () => onButton({ action_id: e.action_id, value: b.value }),
+            }, icon + unescapeSlack((b.text && b.text.text) || ""));
+          }))));
+        break;
       case "header":
         out.append(el("h3", { class: "block header" }, textObject(block.text, users)));
         break;
