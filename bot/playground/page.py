@@ -24,6 +24,7 @@ from pathlib import Path
 from typing import Any
 
 from bot.emulator import SlackEmulator, StateChange
+from bot.emulator_ai import AISurface
 from bot.playground.trace import TracingAgent
 from memory import Memory
 from memory.types import Example
@@ -53,6 +54,8 @@ TRACE_WAIT_S = 10.0
 """How long to wait for memory to link a freshly posted answer to its turn."""
 MAX_BODY = 64_000
 MAX_TEXT = 40_000
+HOME_WAIT_S = 10.0
+"""How long the Home tab waits for the app's views.publish."""
 _REACTION = re.compile(r"^[a-z0-9_+\-]{1,64}(::skin-tone-[2-6])?$")
 _MENTION_TYPED = re.compile(r"@([A-Za-z0-9_.\-]+)")
 _FILE_PATH = re.compile(r"^/files/(F\d+)$")
@@ -342,6 +345,24 @@ class PageServer:
             delivery = self.emulator.remove_reaction(person.id, channel, ts, name)
         return {"changed": delivery is not None}
 
+    def home(self, body: dict[str, Any]) -> dict[str, Any]:
+        """Open the App Home tab as `user`: `app_home_opened` to the app, then the view it
+        published (views.publish)."""
+        person = self.person(body.get("user"))
+        surface = self.emulator.surface
+        surface.home_views.pop(person.id, None)  # wait for this opening's view
+        dm = self.emulator.open_dm(person.id).id
+        delivery = self.emulator.deliver(
+            self.emulator.envelope(AISurface.home_opened(person.id, dm))
+        )
+        if delivery.status >= 300:
+            raise PageError(502, f"the app answered app_home_opened with {delivery.status}")
+        try:
+            self.emulator.wait_for(lambda: person.id in surface.home_views, HOME_WAIT_S)
+        except TimeoutError:
+            raise PageError(504, "the app published no Home view") from None
+        return {"view": surface.home_views[person.id]}
+
     def click(self, body: dict[str, Any]) -> dict[str, Any]:
         """A click on a message's button: Slack's signed `block_actions` to the app."""
         person = self.person(body.get("user"))
@@ -471,6 +492,8 @@ def _handler_for(page: PageServer) -> type[BaseHTTPRequestHandler]:
                     self._json(200, page.post(body))
                 elif url.path == "/api/reactions":
                     self._json(200, page.react(body))
+                elif url.path == "/api/home":
+                    self._json(200, page.home(body))
                 elif url.path == "/api/actions":
                     self._json(200, page.click(body))
                 else:

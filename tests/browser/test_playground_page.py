@@ -235,3 +235,12 @@ def test_the_good_answer_button_teaches_like_a_thumbs_up(
     page.get_by_role("tab", name="Examples").click()
     taught = page.locator("#examples .example").filter(has_text="thumbs up")
     expect(taught.first).to_contain_text("Which services use Redis, please?")
+
+
+def test_the_app_home_tab_shows_what_the_app_publishes(page: Page, playground: Playground) -> None:
+    _open(page, playground)
+    page.get_by_role("button", name="App Home").click()
+    home = page.locator("#home")
+    expect(home.locator("h2")).to_have_text("App Home")
+    expect(home.locator(".blocks")).to_contain_text("Questions to try")
+    screenshot(page, "10-app-home")

@@ -334,12 +334,25 @@ function composer(form, textarea, send) {
 function selectTab(name) {
   S.tab = name;
   $("pane").hidden = false;
-  for (const tab of ["thread", "trace", "examples"]) {
+  for (const tab of ["thread", "trace", "examples", "home"]) {
     $("tab-" + tab).setAttribute("aria-selected", tab === name ? "true" : "false");
     $("tab-" + tab).tabIndex = tab === name ? 0 : -1;
     $("pane-" + tab).hidden = tab !== name;
   }
   renderMessages();
+}
+
+// The App Home tab as Slack shows it: opening it sends the app `app_home_opened`, and the
+// view the app publishes (views.publish) is drawn here.
+async function loadHome() {
+  $("home").replaceChildren(el("p", { class: "empty", text: "Opening the Home tab…" }));
+  try {
+    const data = await api("/api/home", { user: S.me });
+    $("home").replaceChildren(el("h2", { text: "App Home" }),
+      blocks(data.view.blocks, users(), (element) => toast(`“${element.text ? element.text.text : "Button"}” is not wired in the playground.`)));
+  } catch (err) {
+    $("home").replaceChildren(el("p", { class: "empty", text: err.message }));
+  }
 }
 
 function openThread(ts) {
@@ -539,10 +552,12 @@ async function init() {
   $("tab-thread").addEventListener("click", () => { selectTab("thread"); renderThread(); });
   $("tab-trace").addEventListener("click", () => { selectTab("trace"); loadTrace(); });
   $("tab-examples").addEventListener("click", () => { selectTab("examples"); loadExamples(); });
+  $("tab-home").addEventListener("click", () => { selectTab("home"); loadHome(); });
+  $("open-home").addEventListener("click", () => { selectTab("home"); loadHome(); });
   $("open-examples").addEventListener("click", () => { selectTab("examples"); loadExamples(); });
   $("close-pane").addEventListener("click", () => { $("pane").hidden = true; renderMessages(); });
   document.querySelector(".tabs").addEventListener("keydown", (event) => {
-    const order = ["thread", "trace", "examples"];
+    const order = ["thread", "trace", "examples", "home"];
     const step = { ArrowRight: 1, ArrowLeft: -1 }[event.key];
     if (!step) return;
     const next = order[(order.indexOf(S.tab) + step + order.length) % order.length];
