@@ -345,6 +345,25 @@ class PageServer:
             delivery = self.emulator.remove_reaction(person.id, channel, ts, name)
         return {"changed": delivery is not None}
 
+    def assistant(self, body: dict[str, Any]) -> dict[str, Any]:
+        """Open the split view as `user`: a new assistant thread in their DM
+        (`assistant_thread_started`), then the prompts the app suggested for it."""
+        person = self.person(body.get("user"))
+        dm = self.emulator.open_dm(person.id).id
+        thread_ts = f"{time.time():.6f}"
+        event = AISurface.thread_started(person.id, dm, thread_ts, self.emulator.team_id)
+        delivery = self.emulator.deliver(self.emulator.envelope(event))
+        if delivery.status >= 300:
+            raise PageError(
+                502, f"the app answered assistant_thread_started with {delivery.status}"
+            )
+        prompts = self.emulator.surface.suggested_prompts
+        try:
+            self.emulator.wait_for(lambda: (dm, thread_ts) in prompts, HOME_WAIT_S)
+        except TimeoutError:
+            raise PageError(504, "the app suggested no prompts") from None
+        return {"thread_ts": thread_ts, "prompts": prompts[(dm, thread_ts)]}
+
     def home(self, body: dict[str, Any]) -> dict[str, Any]:
         """Open the App Home tab as `user`: `app_home_opened` to the app, then the view it
         published (views.publish)."""
@@ -492,6 +511,8 @@ def _handler_for(page: PageServer) -> type[BaseHTTPRequestHandler]:
                     self._json(200, page.post(body))
                 elif url.path == "/api/reactions":
                     self._json(200, page.react(body))
+                elif url.path == "/api/assistant":
+                    self._json(200, page.assistant(body))
                 elif url.path == "/api/home":
                     self._json(200, page.home(body))
                 elif url.path == "/api/actions":

@@ -86,6 +86,10 @@ def test_direct_message_is_answered(page: Page, playground: Playground) -> None:
     _open(page, playground)
     page.locator("#dm-list").get_by_role("button").click()
     expect(page.get_by_role("heading", name="cypherbot", exact=True)).to_be_visible()
+    # The DM is the split view: the app's suggested prompts for the new thread.
+    suggested = page.get_by_role("region", name="Suggested questions")
+    expect(suggested.locator(".suggestions-title")).to_have_text("Suggested by cypherbot")
+    expect(suggested.get_by_role("button").first).to_be_visible()
     _send(page, "#composer-text", "How many teams are there?")
     answer = _bot_answers(page).first
     expect(answer).to_contain_text("teams")

@@ -98,11 +98,27 @@ function renderBoot() {
   pill.className = "pill " + (llm.configured ? "ok" : "warn");
   $("llm-banner").hidden = llm.configured;
   $("graph-description").textContent = S.boot.graph ? "The graph holds " + S.boot.graph : "";
-  const chips = S.boot.suggestions.map((q) => el("button", {
-    type: "button", class: "chip", onclick: () => ask(q),
-  }, q));
+  showChips("Try a question", S.boot.suggestions.map((q) => ({ title: q, message: q })));
+}
+
+function showChips(title, prompts) {
+  const chips = prompts.map((p) => el("button", {
+    type: "button", class: "chip", title: p.message, onclick: () => ask(p.message),
+  }, p.title));
+  $("suggestions").querySelector(".suggestions-title").textContent = title;
   $("suggestion-chips").replaceChildren(...chips);
   $("suggestions").hidden = chips.length === 0;
+}
+
+// The DM is the split view: opening it starts an assistant thread (assistant_thread_started),
+// and the prompts the app suggests for it (setSuggestedPrompts) replace the seed chips.
+async function loadAssistantPrompts() {
+  try {
+    const data = await api("/api/assistant", { user: S.me });
+    if (isDM(S.channel)) showChips("Suggested by " + botName(), data.prompts);
+  } catch (err) {
+    toast(err.message);
+  }
 }
 
 function selectChannel(id) {
@@ -116,6 +132,7 @@ function selectChannel(id) {
   S.unread.delete(id);
   renderNav();
   refresh();
+  if (isDM(id)) loadAssistantPrompts(); else renderBoot();
 }
 
 // ---- messages ---------------------------------------------------------------------------
