@@ -127,6 +127,11 @@ class Settings(BaseSettings):
     allowed_channels: list[str] = Field(default_factory=list, description="Answer only here.")
     denied_channels: list[str] = Field(default_factory=list, description="Never answer here.")
     allow_dms: bool = Field(True, description="Answer direct messages.")
+    admin_users: list[str] = Field(
+        default_factory=list,
+        description="Slack user ids whose Home tab also shows usage and the examples waiting "
+        "for review.",
+    )
     channel_restrictions: str = Field(
         "",
         description="Names a channel may not see: `C123:Person.salary,Incident,[PAID];*:.ssn` "

@@ -15,6 +15,7 @@ from bot.questions import BotDeps
 logger = logging.getLogger(__name__)
 
 SHOWN = 8
+ADMIN_DAYS = 7
 
 
 def on_home_opened(
@@ -66,4 +67,41 @@ def home_view(deps: BotDeps, user: str, channel: str | None) -> dict[str, Any]:
     if mine:
         bullets = "\n".join(f"• {render.neutralise(render.truncate(q, 200))}" for q in mine)
         blocks.append(render.section(f"*Your recent questions*\n{bullets}"))
+    if user in deps.settings.admin_users:
+        blocks.extend(admin_blocks(deps))
     return {"type": "home", "blocks": blocks}
+
+
+def admin_blocks(deps: BotDeps, days: int = ADMIN_DAYS) -> list[render.Block]:
+    """For ADMIN_USERS: the last days' usage and the self-healed examples waiting for review
+    (the same figures as `cypherbot stats`, the same ids as `cypherbot examples promote`)."""
+    blocks: list[render.Block] = [
+        {"type": "divider"},
+        {"type": "header", "text": {"type": "plain_text", "text": "For admins"}},
+    ]
+    try:
+        stats = deps.memory.feedback.stats(days)
+        waiting = deps.memory.examples.list(status="candidate", limit=SHOWN)
+    except Exception:
+        logger.warning("usage unavailable for the Home tab", exc_info=True)
+        return [*blocks, render.section("Usage is unavailable right now (see the bot's log).")]
+    questions = sum(n for _, n in stats.questions_per_day)
+    outcomes = ", ".join(f"{name} {n}" for name, n in stats.outcomes.items()) or "none"
+    usage = (
+        f"*Last {days} days*: {questions} questions ({outcomes}); "
+        f":+1: {stats.reactions.get('up', 0)} · :-1: {stats.reactions.get('down', 0)}; "
+        f"{stats.llm_calls} LLM calls, {stats.prompt_tokens + stats.completion_tokens:,} tokens."
+    )
+    blocks.append(render.section(usage))
+    if waiting:
+        lines = "\n".join(
+            f"• #{e.id} {render.neutralise(render.truncate(e.question, 150))}" for e in waiting
+        )
+        blocks.append(
+            render.section(
+                f"*Examples waiting for review* (`cypherbot examples promote ID`):\n{lines}"
+            )
+        )
+    else:
+        blocks.append(render.section("*Examples waiting for review*: none."))
+    return blocks

@@ -125,3 +125,25 @@ def test_the_home_tab_shows_the_graph_questions_to_try_and_my_questions(
     assert "*Questions to try*" in text
     mine = text.split("*Your recent questions*", 1)[1]
     assert TAUGHT in mine and "checkout-api" not in mine  # only Alice's own
+
+
+def test_an_admins_home_tab_shows_usage_and_the_examples_waiting_for_review(
+    make_rig: RigFactory,
+) -> None:
+    rig = make_rig(
+        ScriptedChatModel(responder=graph_responder(lambda q: POSTGRES)), admin_users=[ALICE]
+    )
+    _asked(rig, TAUGHT)
+    waiting = rig.memory.examples.add(
+        "Which services run on PostgreSQL 15?", POSTGRES, source="self_healed", status="candidate"
+    )
+    for person in (ALICE, BOB):
+        _event(rig, AISurface.home_opened(person, rig.emulator.open_dm(person).id))
+    admin = "\n".join(
+        str(b.get("text", {}).get("text", ""))
+        for b in rig.emulator.surface.home_views[ALICE]["blocks"]
+    )
+    assert "*Last 7 days*: 1 questions (answered 1)" in admin
+    assert f"#{waiting} Which services run on PostgreSQL 15?" in admin
+    other = str(rig.emulator.surface.home_views[BOB])
+    assert "For admins" not in other and "waiting for review" not in other
