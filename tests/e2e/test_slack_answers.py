@@ -49,7 +49,7 @@ def test_mention_answers_in_its_thread_with_the_query_run_on_the_graph(
     assert turn is not None and turn.cypher == TEAM_SIZES
     assert rig.emulator.calls_to("assistant.threads.setStatus")
     assert all(d.status == 200 for d in rig.emulator.deliveries), "nothing 404s or fails"
-    assert max(d.elapsed_s for d in rig.emulator.deliveries) < 3
+    # How fast the ack is: bench/slack.py ("Slack ack latency"), not a wall-clock test.
 
 
 def test_mention_inside_a_thread_answers_in_that_thread(make_rig: RigFactory) -> None:

@@ -253,12 +253,10 @@ def test_socket_mode_envelopes_run_the_same_listeners(make_rig: RigFactory) -> N
             )
             for e in (envelope, retry)
         ]
-        started = time.perf_counter()
         for t in threads:
             t.start()
         for t in threads:
-            t.join()
-        assert time.perf_counter() - started < 3
+            t.join(timeout=60)  # a hang detector; ack latency is measured in bench/slack.py
         assert [r.status for r in responses] == [200, 200]
         rig.wait_answers(CHANNEL, message["ts"])
         socket_bot.deps.delivery.wait_idle()
