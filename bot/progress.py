@@ -23,14 +23,15 @@ logger = logging.getLogger(__name__)
 _APP_WIDE = {"missing_scope", "not_allowed_token_type", "unknown_method", "method_deprecated"}
 _CHANNEL_WIDE = {"access_denied", "team_not_allowed", "feature_not_enabled", "not_in_channel"}
 APP_PAUSE_S = 3600.0
+CHANNEL_PAUSE_S = 600.0
 STREAM_PIECE_CHARS = 400
 """Answer text per chat.appendStream call: a few calls for a usual answer, within Tier 3."""
-CHANNEL_PAUSE_S = 600.0
 
 
 class StatusSupport:
-    """Where `assistant.threads.setStatus` works, learned from its refusals: off in one channel
-    (or, for app-wide errors, everywhere) for a while, then tried again."""
+    """Where a Slack feature works (the assistant status; chat streaming), learned from its
+    refusals: off in one channel (or, for app-wide errors, everywhere) for a while, then tried
+    again."""
 
     def __init__(self, enabled: bool = True, *, clock: Callable[[], float] = time.monotonic):
         self._clock = clock

@@ -256,8 +256,8 @@ ATTACHMENTS_ONLY = (
 
 
 def tell(client: WebClient, incoming: Incoming, message: render.Rendered) -> None:
-    """A reply meant for the asker alone (a rate limit, a budget, a question too long): only
-    they see it in a channel (ephemeral, in the thread); in a DM it is an ordinary reply."""
+    """A reply meant for the asker alone (their rate limit, the workspace's budget): only they
+    see it in a channel (ephemeral, in the thread); in a DM it is an ordinary reply."""
     if incoming.is_dm:
         post(client, incoming.channel, incoming.thread_ts, message)
         return
@@ -332,9 +332,11 @@ def _upload_chart(client: WebClient, incoming: Incoming, result: AgentResult) ->
     better as a picture. Drawn off the answer's path with a time bound; any failure is logged
     and costs only the chart."""
     try:
-        drawn = _drawing.submit(
-            charts.chart_for, incoming.text, result.columns, result.rows
-        ).result(timeout=CHART_TIMEOUT_S)
+        # Titled with the standalone question: "Which of those are tier 1?" names nothing.
+        title = result.standalone_question or incoming.text
+        drawn = _drawing.submit(charts.chart_for, title, result.columns, result.rows).result(
+            timeout=CHART_TIMEOUT_S
+        )
     except Exception:
         logger.warning("no chart for %s", incoming.conversation, exc_info=True)
         return
@@ -348,7 +350,7 @@ def _upload_chart(client: WebClient, incoming: Incoming, result: AgentResult) ->
         thread_ts=incoming.thread_ts,
         content=drawn.png,
         filename="chart.png",
-        title=render.truncate(incoming.text, 80),
+        title=render.truncate(title, 80),
         alt_txt=drawn.alt_text,
     )
 

@@ -158,5 +158,6 @@ def chart_json(result: AgentResult) -> dict[str, Any]:
     decision = charts.decide(result.columns, result.rows)
     if decision.kind is None:
         return {"kind": None, "reason": decision.reason, "spec": None}
-    spec = charts.spec(result.question, result.columns, result.rows, decision)
+    title = result.standalone_question or result.question
+    spec = charts.spec(title, result.columns, result.rows, decision)
     return {"kind": decision.kind, "reason": decision.reason, "spec": spec}

@@ -16,6 +16,7 @@ from pydantic import SecretStr
 
 from bot.app import SlackBot, create_bot
 from bot.emulator import SlackEmulator
+from bot.emulator_limits import RateLimits
 from bot.http_server import SlackHTTPServer
 from bot.questions import AgentPort
 from bot.settings import Settings
@@ -128,10 +129,20 @@ def slack_rig(
     memory: Memory | None = None,
     status_supported: bool = True,
     progress_interval_s: float = 1.0,
+    slack_rate_limits: bool = True,
     **settings_overrides: Any,
 ) -> Iterator[SlackRig]:
-    """Start emulator, memory, app and its HTTP server; stop them all afterwards."""
-    emulator = SlackEmulator(status_supported=status_supported, scopes=manifest_scopes()).start()
+    """Start emulator, memory, app and its HTTP server; stop them all afterwards.
+
+    `slack_rate_limits=False` lifts the emulator's rate limits (the bench measures the bot's
+    own concurrency, not Slack's per-channel budget)."""
+    emulator = SlackEmulator(
+        status_supported=status_supported,
+        scopes=manifest_scopes(),
+        rate_limits=None
+        if slack_rate_limits
+        else RateLimits(tier3_per_minute=10**9, posts_per_channel=10**9),
+    ).start()
     emulator.add_user(ALICE, "alice")
     emulator.add_user(BOB, "bob")
     emulator.add_user(OTHER_BOT_USER, "otherbot", is_bot=True, bot_id=OTHER_BOT_ID)
