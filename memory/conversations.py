@@ -9,10 +9,8 @@ from collections.abc import Sequence
 from datetime import datetime, timedelta
 from typing import Any
 
-from sqlite_utils import Database
-
 from memory import clock
-from memory.db import Connections, rows
+from memory.db import Conns, Db, rows
 from memory.types import Outcome, Turn
 
 log = logging.getLogger(__name__)
@@ -54,7 +52,7 @@ def _chars(turn: Turn) -> int:
 class ConversationStore:
     """Turns per conversation key (`team:channel:thread_ts`, or `cli:<name>`)."""
 
-    def __init__(self, conns: Connections) -> None:
+    def __init__(self, conns: Conns) -> None:
         self._conns = conns
 
     def record(
@@ -95,15 +93,15 @@ class ConversationStore:
             schema_fingerprint,
         )
 
-        def insert(db: Database) -> int:
+        def insert(db: Db) -> int:
             cursor = db.execute(
                 "INSERT INTO turns (conversation, user, question, standalone_question, cypher, "
                 "answer, outcome, timings_json, llm_calls, prompt_tokens, completion_tokens, "
                 "example_ids, created_at, attempts, schema_fingerprint) "
-                "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING id",
                 values,
             )
-            return int(cursor.lastrowid or 0)
+            return int(cursor.fetchall()[0][0])
 
         return self._conns.write(insert)
 
@@ -198,7 +196,7 @@ class ConversationStore:
         if user is None and conversation is None:
             raise ValueError("forget() needs a user or a conversation")
 
-        def delete(db: Database) -> int:
+        def delete(db: Db) -> int:
             count = 0
             if conversation is not None:
                 count += db.execute(

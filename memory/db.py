@@ -10,8 +10,9 @@ import sqlite3
 import threading
 import time
 from collections.abc import Callable, Iterator
+from contextlib import AbstractContextManager
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import Any, Protocol, TypeVar
 
 from sqlite_utils import Database
 
@@ -28,6 +29,37 @@ BUSY_TIMEOUT_MS = 10_000
 RETRY_DEADLINE_S = 60.0
 # Connections kept open between uses; more are opened under load and closed after it.
 MAX_IDLE_CONNECTIONS = 16
+
+
+class Db(Protocol):
+    """What a store's function gets: sqlite-utils' `Database`, or `memory.postgres.PgDatabase`.
+
+    The stores write SQLite's spelling (`?`, `INSERT OR IGNORE`); the PostgreSQL side
+    rewrites the few forms that differ.
+    """
+
+    conn: Any
+
+    def execute(self, sql: str, params: Any = ..., /) -> Any: ...
+
+
+class Conns(Protocol):
+    """The memory database's connections, on either engine (`dialect`: sqlite or postgresql)."""
+
+    dialect: str
+
+    @property
+    def label(self) -> str:
+        """Where the database is, for messages (a file path, or a URL without its password)."""
+        ...
+
+    def connection(self) -> AbstractContextManager[Any]: ...
+
+    def read(self, fn: Callable[[Any], T]) -> T: ...
+
+    def write(self, fn: Callable[[Any], T]) -> T: ...
+
+    def close(self) -> None: ...
 
 
 def _is_busy(exc: sqlite3.OperationalError) -> bool:
@@ -63,6 +95,8 @@ class Connections:
     with its schema parse, on every ack, and one more open file for every request served.
     """
 
+    dialect = "sqlite"
+
     def __init__(self, path: Path) -> None:
         self.path = path
         self._local = threading.local()
@@ -71,6 +105,10 @@ class Connections:
         self._all: list[Database] = []
         self._closed = False
         self._write_lock = _write_lock(path)
+
+    @property
+    def label(self) -> str:
+        return str(self.path)
 
     @contextlib.contextmanager
     def connection(self) -> Iterator[Database]:
@@ -186,7 +224,7 @@ class Connections:
             self._all.clear()
 
 
-def rows(db: Database, sql: str, params: Any = ()) -> list[dict[str, Any]]:
+def rows(db: Db, sql: str, params: Any = ()) -> list[dict[str, Any]]:
     """All rows of a SELECT as dicts."""
     cursor = db.execute(sql, params)
     keys = [d[0] for d in cursor.description]

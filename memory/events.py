@@ -5,9 +5,7 @@ from __future__ import annotations
 import logging
 import time
 
-from sqlite_utils import Database
-
-from memory.db import Connections, rows
+from memory.db import Conns, Db
 
 log = logging.getLogger(__name__)
 
@@ -15,7 +13,7 @@ log = logging.getLogger(__name__)
 class EventStore:
     """Claims on keys such as `event:<event_id>` and `msg:<channel>:<ts>`, with lease and TTL."""
 
-    def __init__(self, conns: Connections) -> None:
+    def __init__(self, conns: Conns) -> None:
         self._conns = conns
 
     def claim(self, key: str, *, lease_s: float = 120, ttl_s: float = 3600) -> bool:
@@ -25,24 +23,22 @@ class EventStore:
         marked done and its lease expired: the attempt that claimed it died.
         """
 
-        def take(db: Database) -> bool:
+        def take(db: Db) -> bool:
             now = time.time()
-            found = rows(
-                db, "SELECT state, lease_until, expires_at FROM events WHERE key = ?", [key]
-            )
-            if found:
-                row = found[0]
-                live = row["expires_at"] > now
-                if live and row["state"] == "done":
-                    return False
-                if live and row["lease_until"] > now:
-                    return False
-            db.execute(
-                "INSERT OR REPLACE INTO events (key, state, lease_until, expires_at) "
-                "VALUES (?, 'claimed', ?, ?)",
-                [key, now + lease_s, now + max(ttl_s, lease_s)],
-            )
-            return True
+            # One statement, atomic on both engines: a new key is inserted; an existing one
+            # is taken over only when its TTL passed or its claim was never finished and its
+            # lease ran out. RETURNING says whether this call got it.
+            claimed = db.execute(
+                "INSERT INTO events (key, state, lease_until, expires_at) "
+                "VALUES (?, 'claimed', ?, ?) "
+                "ON CONFLICT (key) DO UPDATE SET state = 'claimed', "
+                "lease_until = excluded.lease_until, expires_at = excluded.expires_at "
+                "WHERE events.expires_at <= ? "
+                "OR (events.state <> 'done' AND events.lease_until <= ?) "
+                "RETURNING key",
+                [key, now + lease_s, now + max(ttl_s, lease_s), now, now],
+            ).fetchall()
+            return bool(claimed)
 
         return self._conns.write(take)
 

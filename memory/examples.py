@@ -13,12 +13,19 @@ from pathlib import Path
 from typing import Any, Literal
 
 import yaml
-from sqlite_utils import Database
 
 from memory import clock
-from memory.db import Connections, rows
+from memory.db import Conns, Db, rows
 from memory.errors import MemoryStoreError
-from memory.text import fts_query, jaccard, normalise_cypher, normalise_question, token_set
+from memory.pg_migrations import TEXT_SEARCH_CONFIG
+from memory.text import (
+    fts_query,
+    jaccard,
+    normalise_cypher,
+    normalise_question,
+    search_words,
+    token_set,
+)
 from memory.types import Example, ExampleSource, ExampleStatus, Turn
 
 log = logging.getLogger(__name__)
@@ -131,6 +138,12 @@ class SchemaRefresh:
     """Over the cap of their shape, or already taught under another source."""
 
 
+def _native_rows(db: Any, sql: str, params: list[Any]) -> list[dict[str, Any]]:
+    cursor = db.execute_native(sql, params)
+    keys = [d[0] for d in cursor.description]
+    return [dict(zip(keys, row, strict=True)) for row in cursor.fetchall()]
+
+
 def _unit(vector: Sequence[float]) -> array[float]:
     norm = math.sqrt(sum(x * x for x in vector)) or 1.0
     return array("f", (x / norm for x in vector))
@@ -146,7 +159,7 @@ class SqliteExampleStore:
 
     def __init__(
         self,
-        conns: Connections,
+        conns: Conns,
         *,
         embedder: Embedder | None = None,
         embedder_name: str = "default",
@@ -215,6 +228,8 @@ class SqliteExampleStore:
     def _lexical(
         self, question: str, statuses: tuple[str, ...], limit: int
     ) -> list[tuple[dict[str, Any], float]]:
+        if self._conns.dialect == "postgresql":
+            return self._lexical_postgres(question, statuses, limit)
         match = fts_query(question)
         if match is None:
             return []
@@ -231,6 +246,29 @@ class SqliteExampleStore:
         )
         # FTS5's rank is BM25 negated (lower is better); flip it so higher means closer.
         return [(r, -float(r["rank"])) for r in found]
+
+    def _lexical_postgres(
+        self, question: str, statuses: tuple[str, ...], limit: int
+    ) -> list[tuple[dict[str, Any], float]]:
+        """Full-text search: the question's content words OR-ed, ranked by `ts_rank`.
+
+        Normalisation 1 divides by the log of the document's length, so a short question
+        that shares the words ranks above a long one, as BM25 does on SQLite.
+        """
+        words = search_words(question)
+        if not words:
+            return []
+        marks = ", ".join("%s" for _ in statuses)
+        sql = (
+            f"SELECT {_COLUMNS}, ts_rank(e.search, q, 1) AS rank "
+            f"FROM examples e, websearch_to_tsquery('{TEXT_SEARCH_CONFIG}', %s) q "
+            f"WHERE e.search @@ q AND e.status IN ({marks}) "
+            "ORDER BY rank DESC, e.id LIMIT %s"
+        )
+        found = self._conns.read(
+            lambda db: _native_rows(db, sql, [" or ".join(words), *statuses, limit])
+        )
+        return [(r, float(r["rank"])) for r in found]
 
     def _semantic(
         self, question: str, statuses: tuple[str, ...], limit: int
@@ -388,7 +426,7 @@ class SqliteExampleStore:
         """Store an example; the same question and query again returns the existing id
         (re-activating it when it had been retired)."""
 
-        def insert(db: Database) -> int:
+        def insert(db: Db) -> int:
             existing = _find(db, question, cypher)
             if existing is not None:
                 if existing["status"] == "retired" and status != "retired":
@@ -414,7 +452,7 @@ class SqliteExampleStore:
         present; return how many were added."""
         items = list(pairs)
 
-        def insert(db: Database) -> int:
+        def insert(db: Db) -> int:
             added = 0
             for question, cypher in items:
                 if _find(db, question, cypher) is None:
@@ -481,7 +519,7 @@ class SqliteExampleStore:
         cypher = turn.cypher
         question = turn.standalone_question or turn.question
 
-        def apply(db: Database) -> TeachResult:
+        def apply(db: Db) -> TeachResult:
             now = clock.to_text(clock.now())
             turn_id = _existing_turn_id(db, turn.id)
             promoted: list[int] = []
@@ -552,7 +590,7 @@ class SqliteExampleStore:
         cypher = turn.cypher
         question = turn.standalone_question or turn.question
 
-        def apply(db: Database) -> UntaughtResult:
+        def apply(db: Db) -> UntaughtResult:
             now = clock.to_text(clock.now())
             existing = _find(db, question, cypher)
             for used in turn.example_ids:
@@ -577,7 +615,7 @@ class SqliteExampleStore:
         examples count one implicit up-vote).
         """
 
-        def apply(db: Database) -> VoteDownResult:
+        def apply(db: Db) -> VoteDownResult:
             now = clock.to_text(clock.now())
             turn_id = _existing_turn_id(db, turn.id)
             targets = _targets(db, turn)
@@ -596,7 +634,7 @@ class SqliteExampleStore:
     def undo_vote_down(self, turn: Turn, user: str) -> VoteDownResult:
         """The 👎 by `user` on `turn` was removed: withdraw it (examples it retired come back)."""
 
-        def apply(db: Database) -> VoteDownResult:
+        def apply(db: Db) -> VoteDownResult:
             now = clock.to_text(clock.now())
             counted = []
             for example_id in _targets(db, turn):
@@ -636,7 +674,7 @@ class SqliteExampleStore:
         """
         items = list(examples)
 
-        def apply(db: Database) -> SchemaRefresh:
+        def apply(db: Db) -> SchemaRefresh:
             now = clock.to_text(clock.now())
             per_shape: dict[str, int] = {}
             wanted: set[int] = set()
@@ -757,7 +795,7 @@ class SqliteExampleStore:
 # --- helpers that run inside a write transaction -----------------------------------------
 
 
-def _find(db: Database, question: str, cypher: str) -> dict[str, Any] | None:
+def _find(db: Db, question: str, cypher: str) -> dict[str, Any] | None:
     """The example with this normalised question and query; live ones before retired ones."""
     wanted = normalise_cypher(cypher)
     candidates = [
@@ -774,7 +812,7 @@ def _find(db: Database, question: str, cypher: str) -> dict[str, Any] | None:
 
 
 def _insert(
-    db: Database,
+    db: Db,
     question: str,
     cypher: str,
     source: str,
@@ -788,7 +826,7 @@ def _insert(
     cursor = db.execute(
         "INSERT INTO examples (question, normalised, cypher, source, status, taught_by, "
         "schema_fingerprint, origin_turn_id, created_at, updated_at) "
-        "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+        "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING id",
         [
             question.strip(),
             normalise_question(question),
@@ -802,16 +840,16 @@ def _insert(
             now,
         ],
     )
-    return int(cursor.lastrowid or 0)
+    return int(cursor.fetchall()[0][0])
 
 
-def _existing_turn_id(db: Database, turn_id: int | None) -> int | None:
+def _existing_turn_id(db: Db, turn_id: int | None) -> int | None:
     if turn_id is None:
         return None
     return turn_id if rows(db, "SELECT 1 AS x FROM turns WHERE id = ?", [turn_id]) else None
 
 
-def _examples_with_status(db: Database, ids: Iterable[int], status: str) -> list[int]:
+def _examples_with_status(db: Db, ids: Iterable[int], status: str) -> list[int]:
     unique = sorted({int(i) for i in ids})
     if not unique:
         return []
@@ -824,7 +862,7 @@ def _examples_with_status(db: Database, ids: Iterable[int], status: str) -> list
     ]
 
 
-def _targets(db: Database, turn: Turn) -> list[int]:
+def _targets(db: Db, turn: Turn) -> list[int]:
     """The examples a vote on `turn` is about: those it used and its own, if any."""
     targets = (
         [
@@ -845,9 +883,7 @@ def _targets(db: Database, turn: Turn) -> list[int]:
     return targets
 
 
-def _vote(
-    db: Database, example_id: int, user: str, vote: int, turn_id: int | None, now: str
-) -> bool:
+def _vote(db: Db, example_id: int, user: str, vote: int, turn_id: int | None, now: str) -> bool:
     """Set `user`'s vote on an example; True when that changed anything."""
     found = rows(
         db, "SELECT vote FROM example_votes WHERE example_id = ? AND user = ?", [example_id, user]
@@ -862,7 +898,7 @@ def _vote(
     return True
 
 
-def _unvote(db: Database, example_id: int, user: str, *, positive: bool) -> bool:
+def _unvote(db: Db, example_id: int, user: str, *, positive: bool) -> bool:
     sign = "vote > 0" if positive else "vote < 0"
     return bool(
         db.execute(
@@ -872,7 +908,7 @@ def _unvote(db: Database, example_id: int, user: str, *, positive: bool) -> bool
     )
 
 
-def _recount(db: Database, example_id: int, now: str) -> str:
+def _recount(db: Db, example_id: int, now: str) -> str:
     """Refresh the vote counts and apply the rule "down-votes outweigh up-votes → retired"."""
     found = rows(
         db,
@@ -900,7 +936,7 @@ def _recount(db: Database, example_id: int, now: str) -> str:
     return outcome
 
 
-def _fall_back_if_unvouched(db: Database, example_id: int, now: str) -> bool:
+def _fall_back_if_unvouched(db: Db, example_id: int, now: str) -> bool:
     """Nobody vouches for a taught/promoted example any more: take it out of use."""
     found = rows(db, "SELECT source, status, up_votes FROM examples WHERE id = ?", [example_id])
     if not found or found[0]["up_votes"] > 0 or found[0]["status"] != "active":

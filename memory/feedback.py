@@ -7,10 +7,8 @@ from dataclasses import dataclass, field
 from datetime import timedelta
 from typing import Literal
 
-from sqlite_utils import Database
-
 from memory import clock
-from memory.db import Connections, rows
+from memory.db import Conns, Db, rows
 
 log = logging.getLogger(__name__)
 
@@ -45,7 +43,7 @@ class Stats:
 class FeedbackStore:
     """Every reaction event on the bot's answers, stored once per Slack event id."""
 
-    def __init__(self, conns: Connections) -> None:
+    def __init__(self, conns: Conns) -> None:
         self._conns = conns
 
     def record_reaction(
@@ -63,7 +61,7 @@ class FeedbackStore:
         """Store a reaction event; False when this event id was already recorded (a retry)."""
         stamp = clock.to_text(clock.now())
 
-        def insert(db: Database) -> bool:
+        def insert(db: Db) -> bool:
             if turn_id is not None and not rows(
                 db, "SELECT 1 AS x FROM turns WHERE id = ?", [turn_id]
             ):
@@ -83,7 +81,7 @@ class FeedbackStore:
         """Questions, outcomes, attempts, LLM usage, reactions and examples for the period."""
         since = clock.to_text(clock.now() - timedelta(days=days))
 
-        def gather(db: Database) -> Stats:
+        def gather(db: Db) -> Stats:
             per_day = rows(
                 db,
                 "SELECT substr(created_at, 1, 10) AS day, count(*) AS n FROM turns "
@@ -121,7 +119,7 @@ class FeedbackStore:
             )
             failing = rows(
                 db,
-                "SELECT standalone_question AS q, count(*) AS n FROM turns "
+                "SELECT min(standalone_question) AS q, count(*) AS n FROM turns "
                 "WHERE created_at >= ? AND outcome = 'failed' "
                 "GROUP BY lower(standalone_question) ORDER BY n DESC, q LIMIT 10",
                 [since],
@@ -131,9 +129,10 @@ class FeedbackStore:
                 questions_per_day=[(r["day"], r["n"]) for r in per_day],
                 outcomes={r["outcome"]: r["n"] for r in outcomes},
                 attempts={r["attempts"]: r["n"] for r in attempts},
-                llm_calls=usage["calls"],
-                prompt_tokens=usage["prompt"],
-                completion_tokens=usage["completion"],
+                # int(): PostgreSQL sums integers as NUMERIC.
+                llm_calls=int(usage["calls"]),
+                prompt_tokens=int(usage["prompt"]),
+                completion_tokens=int(usage["completion"]),
                 reactions={r["kind"]: r["n"] for r in reactions},
                 examples={(r["source"], r["status"]): r["n"] for r in examples},
                 top_failing=[FailingQuestion(r["q"], r["n"]) for r in failing],

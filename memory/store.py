@@ -1,4 +1,8 @@
-"""The memory database as one object: `open_memory(path)` and its four stores."""
+"""The memory database as one object: `open_memory(location)` and its four stores.
+
+`location` is a SQLite file path (the default, nothing to install) or a `postgresql://` URL
+(several bot instances sharing one memory); the stores are the same on both.
+"""
 
 from __future__ import annotations
 
@@ -6,21 +10,22 @@ import logging
 from pathlib import Path
 
 from memory.conversations import ConversationStore
-from memory.db import Connections, prepare
+from memory.db import Connections, Conns, prepare
 from memory.errors import MemoryStoreError
 from memory.events import EventStore
 from memory.examples import Embedder, SqliteExampleStore
 from memory.feedback import FeedbackStore
+from memory.postgres import PgConnections, is_postgres_url
 
 log = logging.getLogger(__name__)
 
 
 class Memory:
-    """Conversations, examples, feedback and processed events in one SQLite file."""
+    """Conversations, examples, feedback and processed events in one database."""
 
     def __init__(
         self,
-        conns: Connections,
+        conns: Conns,
         *,
         embedder: Embedder | None = None,
         embedder_name: str = "default",
@@ -28,7 +33,11 @@ class Memory:
         include_candidates: bool = False,
     ) -> None:
         self._conns = conns
-        self.db_path: Path = conns.path
+        self.location = conns.label
+        """Where the database is: the SQLite file, or the PostgreSQL URL without its password."""
+        self.dialect = conns.dialect
+        self.db_path: Path | None = conns.path if isinstance(conns, Connections) else None
+        """The SQLite file (None on PostgreSQL)."""
         self.conversations = ConversationStore(conns)
         self.examples = SqliteExampleStore(
             conns,
@@ -46,7 +55,7 @@ class Memory:
             self._conns.read(lambda db: db.execute("SELECT count(*) FROM examples").fetchone())
         except Exception as exc:
             raise MemoryStoreError(
-                f"The memory database {self.db_path} does not answer: {exc}"
+                f"The memory database {self.location} does not answer: {exc}"
             ) from exc
 
     def close(self) -> None:
@@ -61,19 +70,39 @@ class Memory:
 
 
 def open_memory(
-    path: Path,
+    location: Path | str,
     *,
     embedder: Embedder | None = None,
     embedder_name: str = "default",
     schema_fingerprint: str | None = None,
     include_candidates: bool = False,
 ) -> Memory:
-    """Open (creating and migrating when needed) the memory database at `path`.
+    """Open (creating and migrating when needed) the memory database at `location`.
 
-    Raises `MemoryStoreError`, saying what to do, for an unreadable, corrupt, foreign or newer
-    file; an existing file is never recreated.
+    `location` is a SQLite file path or a `postgresql://` URL. Raises `MemoryStoreError`,
+    saying what to do, for an unreadable, corrupt, foreign or newer database, or an
+    unreachable server; an existing database is never recreated.
     """
-    path = Path(path)
+    conns = _connect(location)
+    return Memory(
+        conns,
+        embedder=embedder,
+        embedder_name=embedder_name,
+        schema_fingerprint=schema_fingerprint,
+        include_candidates=include_candidates,
+    )
+
+
+def _connect(location: Path | str) -> Conns:
+    if is_postgres_url(location):
+        pg = PgConnections(str(location))
+        try:
+            pg.prepare()
+        except BaseException:
+            pg.close()
+            raise
+        return pg
+    path = Path(location)
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
     except OSError as exc:
@@ -87,10 +116,4 @@ def open_memory(
     except BaseException:
         conns.close()
         raise
-    return Memory(
-        conns,
-        embedder=embedder,
-        embedder_name=embedder_name,
-        schema_fingerprint=schema_fingerprint,
-        include_candidates=include_candidates,
-    )
+    return conns

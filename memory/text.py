@@ -114,13 +114,18 @@ def content_words(text: str) -> list[str]:
     return list(seen)
 
 
+def search_words(text: str) -> list[str]:
+    """The words lexical retrieval looks for: content words, else every word (at most 32)."""
+    return (content_words(text) or _WORD.findall(normalise_question(text)))[:32]
+
+
 def fts_query(text: str) -> str | None:
     """An FTS5 MATCH expression OR-ing the content words of `text`; None when there are none."""
-    words = content_words(text) or _WORD.findall(normalise_question(text))
+    words = search_words(text)
     if not words:
         return None
     # Quoting each word makes FTS5 treat it as a plain token, never as syntax (AND, NEAR, *).
-    return " OR ".join('"' + w.replace('"', '""') + '"' for w in words[:32])
+    return " OR ".join('"' + w.replace('"', '""') + '"' for w in words)
 
 
 def token_set(text: str) -> frozenset[str]:

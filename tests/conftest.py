@@ -1,4 +1,5 @@
-"""Shared fixtures: the embedded FalkorDB with the demo graph (read-only) and a scratch graph for writes."""
+"""Shared fixtures: the embedded FalkorDB with the demo graph (read-only), a scratch graph for
+writes, and memory databases on both backends (SQLite, a throwaway PostgreSQL)."""
 
 from __future__ import annotations
 
@@ -9,6 +10,8 @@ from pathlib import Path
 import pytest
 
 from graph_agent.graphdb import GraphDB, connect
+from tests.support.postgres import Cluster, running_cluster
+from tests.support.postgres import unavailable_reason as pg_unavailable
 
 DEMO_GRAPH = "demo"
 
@@ -55,3 +58,29 @@ def scratch_db(
     yield db
     db.drop_graph()
     db.close()
+
+
+@pytest.fixture(scope="session")
+def pg_cluster() -> Iterator[Cluster]:
+    """A throwaway PostgreSQL server for the session; skipped, with the reason, when absent."""
+    reason = pg_unavailable()
+    if reason is not None:
+        pytest.skip(reason)
+    with running_cluster() as cluster:
+        yield cluster
+
+
+@pytest.fixture
+def pg_url(pg_cluster: Cluster) -> Iterator[str]:
+    """The URL of a new, empty PostgreSQL database, dropped after the test."""
+    url = pg_cluster.new_database()
+    yield url
+    pg_cluster.drop_database(url)
+
+
+@pytest.fixture(params=["sqlite", "postgresql"])
+def memory_location(request: pytest.FixtureRequest, tmp_path: Path) -> str:
+    """Where a memory database goes, once per backend: a new SQLite file or PostgreSQL database."""
+    if request.param == "sqlite":
+        return str(tmp_path / "memory.sqlite3")
+    return str(request.getfixturevalue("pg_url"))

@@ -1,4 +1,5 @@
-"""Several threads and a second process writing to one memory file: nothing lost, nothing locked."""
+"""Several threads and a second process writing to one memory database (a SQLite file or one
+PostgreSQL database): nothing lost, nothing locked, each claim taken once."""
 
 from __future__ import annotations
 
@@ -14,10 +15,9 @@ WRITES = 200
 
 _WRITER = """
 import sys
-from pathlib import Path
 from memory import open_memory
 
-mem = open_memory(Path(sys.argv[1]))
+mem = open_memory(sys.argv[1])
 for i in range(int(sys.argv[2])):
     mem.conversations.record(
         "proc:other", user="P", question=f"p{i}", standalone_question=f"p{i}",
@@ -30,8 +30,8 @@ mem.close()
 """
 
 
-def test_threads_and_a_second_process_lose_no_writes(tmp_path: Path) -> None:
-    path = tmp_path / "memory.sqlite3"
+def test_threads_and_a_second_process_lose_no_writes(memory_location: str) -> None:
+    path = memory_location
     mem = open_memory(path)
     other = subprocess.Popen(
         [sys.executable, "-c", _WRITER, str(path), str(THREADS * WRITES)],
@@ -86,3 +86,37 @@ def test_threads_and_a_second_process_lose_no_writes(tmp_path: Path) -> None:
         taught = again.examples.list(source="thumbs_up", limit=100)
         assert {ex.up_votes for ex in taught} == {THREADS}
         assert stats.examples[("admin", "active")] == THREADS * WRITES // 10
+
+
+_CLAIMER = """
+import sys
+from memory import open_memory
+
+mem = open_memory(sys.argv[1])
+won = [key for key in sys.argv[2:] if mem.events.claim(key)]
+print(" ".join(won))
+mem.close()
+"""
+
+
+def test_two_processes_claiming_the_same_keys_take_each_once(memory_location: str) -> None:
+    """Two bot instances receive the same deliveries (Slack retries to either): each key is
+    handled by exactly one of them."""
+    open_memory(memory_location).close()  # migrated before both start
+    keys = [f"event:Ev{i}" for i in range(300)]
+    procs = [
+        subprocess.Popen(
+            [sys.executable, "-c", _CLAIMER, memory_location, *keys],
+            cwd=Path(__file__).resolve().parents[2],
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+        )
+        for _ in range(2)
+    ]
+    won: list[str] = []
+    for proc in procs:
+        out, err = proc.communicate(timeout=120)
+        assert proc.returncode == 0, err
+        won += out.split()
+    assert sorted(won) == sorted(keys)

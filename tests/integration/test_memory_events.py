@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 from collections.abc import Iterator
-from pathlib import Path
 
 import pytest
 
@@ -26,8 +25,8 @@ def clock(monkeypatch: pytest.MonkeyPatch) -> FakeClock:
 
 
 @pytest.fixture
-def mem(tmp_path: Path) -> Iterator[Memory]:
-    memory = open_memory(tmp_path / "memory.sqlite3")
+def mem(memory_location: str) -> Iterator[Memory]:
+    memory = open_memory(memory_location)
     yield memory
     memory.close()
 
@@ -61,8 +60,8 @@ def test_ttl_and_purge(mem: Memory, clock: FakeClock) -> None:
     assert not mem.events.claim("event:Ev4")
 
 
-def test_claims_survive_a_restart(tmp_path: Path, clock: FakeClock) -> None:
-    path = tmp_path / "memory.sqlite3"
+def test_claims_survive_a_restart(memory_location: str, clock: FakeClock) -> None:
+    path = memory_location
     with open_memory(path) as first:
         assert first.events.claim("event:Ev5")
         first.events.done("event:Ev5")

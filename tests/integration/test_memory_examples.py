@@ -14,8 +14,8 @@ from memory.types import Outcome
 
 
 @pytest.fixture
-def mem(tmp_path: Path) -> Iterator[Memory]:
-    memory = open_memory(tmp_path / "memory.sqlite3")
+def mem(memory_location: str) -> Iterator[Memory]:
+    memory = open_memory(memory_location)
     yield memory
     memory.close()
 
@@ -339,14 +339,14 @@ def _fake_embedder(texts: list[str]) -> list[list[float]]:
     return vectors
 
 
-def test_semantic_retrieval_with_an_embedder(tmp_path: Path) -> None:
+def test_semantic_retrieval_with_an_embedder(memory_location: str) -> None:
     calls: list[int] = []
 
     def embedder(texts: list[str]) -> list[list[float]]:
         calls.append(len(texts))
         return _fake_embedder(texts)
 
-    path = tmp_path / "memory.sqlite3"
+    path = memory_location
     with open_memory(path) as plain:
         for q, c in SEEDS:
             plain.examples.add(q, c, source="seed")
@@ -361,11 +361,11 @@ def test_semantic_retrieval_with_an_embedder(tmp_path: Path) -> None:
         assert mem.examples.similar("how many films came out in 1999", k=1)[0].id == new
 
 
-def test_semantic_falls_back_to_lexical_when_the_embedder_fails(tmp_path: Path) -> None:
+def test_semantic_falls_back_to_lexical_when_the_embedder_fails(memory_location: str) -> None:
     def broken(texts: list[str]) -> list[list[float]]:
         raise ConnectionError("embeddings endpoint down")
 
-    with open_memory(tmp_path / "memory.sqlite3", embedder=broken) as mem:
+    with open_memory(memory_location, embedder=broken) as mem:
         mem.examples.add(*SEEDS[2], source="seed")
         assert mem.examples.similar("director of The Matrix")[0].question == SEEDS[2][0]
 

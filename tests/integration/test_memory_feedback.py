@@ -4,7 +4,6 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from datetime import UTC, datetime, timedelta
-from pathlib import Path
 
 import pytest
 
@@ -12,8 +11,8 @@ from memory import Memory, open_memory
 
 
 @pytest.fixture
-def mem(tmp_path: Path) -> Iterator[Memory]:
-    memory = open_memory(tmp_path / "memory.sqlite3")
+def mem(memory_location: str) -> Iterator[Memory]:
+    memory = open_memory(memory_location)
     yield memory
     memory.close()
 
