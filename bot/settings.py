@@ -21,6 +21,11 @@ class Settings(BaseSettings):
 
     # --- storage -----------------------------------------------------------------------
     data_dir: Path = Field(Path("data"), description="Embedded graph data, memory database, logs.")
+    memory_url: str | None = Field(
+        None,
+        description="Unset: the memory is a SQLite file under DATA_DIR. "
+        "`postgresql://user:password@host:5432/db`: one memory shared by several bot instances.",
+    )
 
     # --- graph database ----------------------------------------------------------------
     graph_url: str = Field(
@@ -149,9 +154,27 @@ class Settings(BaseSettings):
         parse_channel_restrictions(value)
         return value
 
+    @field_validator("memory_url")
+    @classmethod
+    def _memory_url_is_postgres(cls, value: str | None) -> str | None:
+        if not value:
+            return None
+        if urlsplit(value).scheme not in ("postgresql", "postgres"):
+            raise ValueError(
+                "MEMORY_URL must be a postgresql:// URL (e.g. postgresql://bot:pw@db:5432/"
+                "cypherbot); leave it unset for the SQLite file under DATA_DIR"
+            )
+        return value
+
     @property
     def memory_path(self) -> Path:
+        """The SQLite memory file under DATA_DIR (used when MEMORY_URL is unset)."""
         return self.data_dir / "cypherbot.sqlite3"
+
+    @property
+    def memory_location(self) -> str:
+        """Where the memory is: MEMORY_URL, else the SQLite file under DATA_DIR."""
+        return self.memory_url or str(self.memory_path)
 
     @property
     def llm_configured(self) -> bool:
@@ -167,7 +190,7 @@ class Settings(BaseSettings):
             self.openai_api_key,
         ]
         values = [s.get_secret_value() for s in secrets if s is not None]
-        for url in (self.graph_url, self.openai_base_url):
+        for url in (self.graph_url, self.openai_base_url, self.memory_url):
             password = urlsplit(url).password if url else None
             if password:
                 values.append(password)

@@ -181,9 +181,10 @@ def build_embedder(settings: Settings) -> Embedder | None:
 
 
 def open_memory_for(settings: Settings) -> Memory:
-    """The memory database under DATA_DIR, with semantic retrieval when it is configured."""
+    """The memory database (MEMORY_URL, else the SQLite file under DATA_DIR), with semantic
+    retrieval when it is configured."""
     return open_memory(
-        settings.memory_path,
+        settings.memory_location,
         embedder=build_embedder(settings),
         embedder_name=settings.embeddings_model or "default",
         include_candidates=settings.use_candidates,

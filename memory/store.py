@@ -58,6 +58,21 @@ class Memory:
                 f"The memory database {self.location} does not answer: {exc}"
             ) from exc
 
+    def schema_version(self) -> str:
+        """The last schema step applied to this database (for `cypherbot doctor`)."""
+        if self.dialect == "postgresql":
+            sql = "SELECT name FROM cypherbot_migrations ORDER BY applied DESC LIMIT 1"
+        else:
+            sql = "SELECT name FROM _sqlite_migrations ORDER BY rowid DESC LIMIT 1"
+        found = self._conns.read(lambda db: db.execute(sql).fetchone())
+        return str(found[0]) if found else "none"
+
+    def copy_to(self, target: Memory) -> dict[str, int]:
+        """Copy every row into the empty `target` (either engine); return rows per table."""
+        from memory.copy import copy_rows
+
+        return copy_rows(self._conns, target._conns)
+
     def close(self) -> None:
         """Close every connection this object opened."""
         self._conns.close()

@@ -74,6 +74,13 @@ def copy_database(source: Path, target: Path) -> None:
         src.close()
 
 
+def memory_label(settings: Settings) -> str:
+    """The memory database as it can be shown (a PostgreSQL URL without its password)."""
+    from memory.postgres import masked
+
+    return masked(settings.memory_url) if settings.memory_url else str(settings.memory_path)
+
+
 @contextmanager
 def eval_memory(settings: Settings, use: bool) -> Iterator[Memory]:
     """The production memory stack on a temporary copy of the memory database, so examples
@@ -87,7 +94,11 @@ def eval_memory(settings: Settings, use: bool) -> Iterator[Memory]:
 
     with tempfile.TemporaryDirectory(prefix="cypherbot-eval-") as tmp:
         copy = Path(tmp) / settings.memory_path.name
-        if use and settings.memory_path.exists():
+        if use and settings.memory_url:
+            # PostgreSQL: the rows go into a temporary SQLite file, never written back.
+            with open_memory(settings.memory_url) as shared, open_memory(copy) as local:
+                shared.copy_to(local)
+        elif use and settings.memory_path.exists():
             copy_database(settings.memory_path, copy)
         memory = open_memory(
             copy,
@@ -110,7 +121,7 @@ def prepare_examples(
         return "none (--examples off)"
     active = len(memory.examples.list(status="active", limit=1_000_000))
     if active:
-        return f"{active} active examples from a copy of {settings.memory_path}"
+        return f"{active} active examples from a copy of {memory_label(settings)}"
     from graph_agent.demo import is_loaded
 
     if not is_loaded(db):

@@ -157,7 +157,7 @@ def _seed_examples(db: GraphDB) -> None:
         verdict = db.validate(cypher)
         return None if verdict.ok and verdict.read_only is not False else verdict.error or "write"
 
-    with open_memory(settings().memory_path) as mem:
+    with open_memory(settings().memory_location) as mem:
         report = mem.examples.import_file(seed_examples_path(), validate)
     if report.imported:
         console.print(
@@ -265,9 +265,10 @@ def doctor() -> None:
     from memory import MemoryStoreError, open_memory
 
     try:
-        with open_memory(s.memory_path) as mem:
+        with open_memory(s.memory_location) as mem:
             mem.ping()
-        report("memory", True, f"{s.memory_path}")
+            backend = "PostgreSQL" if mem.dialect == "postgresql" else "SQLite"
+            report("memory", True, f"{backend} {mem.location}, schema {mem.schema_version()}")
     except (MemoryStoreError, OSError, sqlite3.Error) as exc:
         report("memory", False, str(exc))
     report("versions", True, _versions())

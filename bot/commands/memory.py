@@ -36,7 +36,7 @@ _SOURCES = ("seed", "thumbs_up", "self_healed", "admin", "schema")
 def _memory() -> Iterator[Memory]:
     from bot.commands.runtime import settings
 
-    mem = open_memory(settings().memory_path)
+    mem = open_memory(settings().memory_location)
     try:
         yield mem
     finally:
@@ -97,6 +97,49 @@ def forget(
         count = mem.conversations.forget(user=user, conversation=thread)
     target = f"user {user}" if user else f"thread {thread}"
     console.print(f"Forgot {target}: {count} turns deleted.")
+
+
+@memory_app.command("migrate")
+def migrate(
+    to: Annotated[
+        str, typer.Option("--to", help="Target: a postgresql:// URL (or a new SQLite file).")
+    ],
+    source: Annotated[
+        Path | None,
+        typer.Option("--from", help="SQLite memory file to copy (default: DATA_DIR's)."),
+    ] = None,
+) -> None:
+    """Copy a SQLite memory (examples with votes and provenance, conversations, feedback,
+    event claims) into a new, empty PostgreSQL database, for several bot instances."""
+    from bot.commands.runtime import settings
+    from memory import MemoryStoreError
+    from memory.postgres import is_postgres_url, masked
+
+    path = source or settings().memory_path
+    if not path.exists():
+        console.print(
+            f"[red]No memory database at {path}.[/red] Pass --from with the SQLite file to "
+            "copy, or set DATA_DIR to the directory that holds cypherbot.sqlite3."
+        )
+        raise typer.Exit(2)
+    shown = masked(to) if is_postgres_url(to) else to
+    try:
+        with open_memory(path) as old, open_memory(to) as new:
+            copied = old.copy_to(new)
+    except MemoryStoreError as exc:
+        console.print(f"[red]{exc}[/red]")
+        raise typer.Exit(1) from exc
+    table = Table(title=f"Copied {path} → {shown}")
+    table.add_column("table")
+    table.add_column("rows", justify="right")
+    for name, count in copied.items():
+        table.add_row(name, f"{count:,}")
+    console.print(table)
+    if is_postgres_url(to):
+        console.print(
+            f"Next: set MEMORY_URL={shown} for every bot instance and restart them. "
+            f"{path} is left as it was."
+        )
 
 
 # --- examples ------------------------------------------------------------------------------

@@ -62,6 +62,21 @@ def test_doctor_reports_engine_memory_versions_and_missing_llm(cli_env: None) ->
     assert "not configured" in out and "OPENAI_API_KEY" in out
 
 
+def test_doctor_checks_the_postgresql_memory(
+    cli_env: None, monkeypatch: pytest.MonkeyPatch, pg_url: str
+) -> None:
+    monkeypatch.setenv("MEMORY_URL", pg_url.replace("postgres@", "postgres:doc-secret@"))
+    code, out = invoke("doctor")
+    assert code == 0, out
+    flat = " ".join(out.split())
+    assert "PostgreSQL" in flat and "p003_schema_examples" in flat
+    assert "doc-secret" not in out
+    monkeypatch.setenv("MEMORY_URL", "postgresql://postgres@127.0.0.1:1/nowhere")
+    monkeypatch.setattr(bot.commands.runtime, "_settings", None)  # read the environment again
+    code, out = invoke("doctor")
+    assert code == 1 and "MEMORY_URL" in " ".join(out.split())
+
+
 def test_doctor_names_the_problem_with_a_wrong_url(
     cli_env: None, monkeypatch: pytest.MonkeyPatch
 ) -> None:

@@ -31,3 +31,24 @@ def test_secrets_are_hidden_in_repr(monkeypatch: pytest.MonkeyPatch) -> None:
 def test_list_settings_parse_json_from_environment(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("ALLOWED_CHANNELS", '["C1", "C2"]')
     assert Settings(_env_file=None).allowed_channels == ["C1", "C2"]
+
+
+def test_memory_url_selects_postgresql_and_its_password_is_a_secret(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setenv("MEMORY_URL", "postgresql://bot:pg-secret@db:5432/cypherbot")
+    settings = Settings(_env_file=None)
+    assert settings.memory_location == "postgresql://bot:pg-secret@db:5432/cypherbot"
+    assert "pg-secret" in settings.secret_values()
+    monkeypatch.delenv("MEMORY_URL")
+    assert Settings(_env_file=None).memory_location == str(Path("data") / "cypherbot.sqlite3")
+
+
+def test_a_memory_url_that_is_not_postgresql_is_refused_at_startup(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    from pydantic import ValidationError
+
+    monkeypatch.setenv("MEMORY_URL", "mysql://db/cypherbot")
+    with pytest.raises(ValidationError, match="MEMORY_URL must be a postgresql://"):
+        Settings(_env_file=None)
