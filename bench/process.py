@@ -64,7 +64,7 @@ def child(args: argparse.Namespace) -> None:
     )
     db = connect("embedded", data_dir=data_dir / "graph", graph_name="bench")
     model = ScriptedChatModel(responder=graph_responder(lambda q: TEAM_SIZES))
-    with open_memory(settings.memory_path) as memory:
+    with open_memory(settings.memory_location) as memory:
         agent = build_agent(settings, memory.examples, db=db, llms=LLMs(cypher=model, fast=model))
         bot = create_bot(settings, agent, memory, socket_mode=False)
         server = SlackHTTPServer(bot.app, host="127.0.0.1", port=0, health={}).start()

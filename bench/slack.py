@@ -50,7 +50,7 @@ def rig(
         "workers": workers if workers is not None else Settings.model_fields["workers"].default
     }
     settings = rig_settings(data_dir, **overrides)
-    with open_memory(settings.memory_path) as memory:
+    with open_memory(settings.memory_location) as memory:
         agent = build_agent(settings, memory.examples, db=db, llms=LLMs(cypher=model, fast=model))
         # Slack's own rate limits lifted: 50 answers in one channel would otherwise measure
         # Slack's per-channel budget (1 post a second), not the bot.
