@@ -114,7 +114,7 @@ def create_bot(
         settings=settings,
         agent=agent,
         memory=memory,
-        delivery=Delivery(memory.events, workers=settings.workers),
+        delivery=Delivery(memory.events, workers=settings.workers, lease_s=settings.claim_lease_s),
         guards=guards,
         status=StatusSupport(),
         streaming=StatusSupport() if settings.stream_answers == "auto" else None,

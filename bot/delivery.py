@@ -27,7 +27,8 @@ from typing import Protocol
 logger = logging.getLogger(__name__)
 
 LEASE_S = 120.0
-"""How long a claim protects work in progress; a retry after that re-runs a dead attempt."""
+"""How long a claim protects work in progress by default (CLAIM_LEASE_S); a retry after that
+re-runs a dead attempt."""
 TTL_S = 3600.0
 """How long a handled key is remembered (Slack retries for ~5 minutes)."""
 RECENT_SWEEP_AT = 10_000
@@ -48,9 +49,15 @@ class Delivery:
     """Runs accepted Slack deliveries on `workers` threads, each key once."""
 
     def __init__(
-        self, claims: EventClaims, *, workers: int, queue_limit: int | None = None
+        self,
+        claims: EventClaims,
+        *,
+        workers: int,
+        queue_limit: int | None = None,
+        lease_s: float = LEASE_S,
     ) -> None:
         self._claims = claims
+        self._lease_s = lease_s
         # Fixed threads, all started now: a ThreadPoolExecutor starts its threads on demand,
         # inside submit(), i.e. inside the ack, where waiting for a new thread to get the GIL
         # from busy workers cost up to 0.1 s per event in a burst.
@@ -127,7 +134,7 @@ class Delivery:
         claimed: list[str] = []
         try:
             for key in keys:
-                if not self._claims.claim(key, lease_s=LEASE_S, ttl_s=TTL_S):
+                if not self._claims.claim(key, lease_s=self._lease_s, ttl_s=TTL_S):
                     logger.debug("skipping %s: handled or in progress elsewhere", key)
                     for earlier in claimed:
                         self._claims.release(earlier)

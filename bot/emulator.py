@@ -525,24 +525,30 @@ class SlackEmulator:
         retry_reason: str = "http_timeout",
         timestamp: int | None = None,
         signing_secret: str | None = None,
+        url: str | None = None,
+        first_retry: int = 0,
     ) -> Delivery:
-        """POST `payload` to the app, signed. With `retries`, also send Slack's retries
-        (`X-Slack-Retry-Num` 1..retries) — all at once when `concurrent`. Returns the first
+        """POST `payload` to the app (or to `url`: another instance of it), signed. With
+        `retries`, also send Slack's retries (`X-Slack-Retry-Num` 1..retries) — all at once
+        when `concurrent`; `first_retry` numbers a lone later retry. Returns the first
         attempt's delivery; every attempt is in `deliveries`."""
         if not retries:
-            return self._send(payload, 0, retry_reason, timestamp, signing_secret)
+            return self._send(payload, first_retry, retry_reason, timestamp, signing_secret, url)
         attempts = range(retries + 1)
         if concurrent:
             with ThreadPoolExecutor(max_workers=retries + 1) as pool:
                 results = list(
                     pool.map(
-                        lambda n: self._send(payload, n, retry_reason, timestamp, signing_secret),
+                        lambda n: self._send(
+                            payload, n, retry_reason, timestamp, signing_secret, url
+                        ),
                         attempts,
                     )
                 )
         else:
             results = [
-                self._send(payload, n, retry_reason, timestamp, signing_secret) for n in attempts
+                self._send(payload, n, retry_reason, timestamp, signing_secret, url)
+                for n in attempts
             ]
         return results[0]
 
@@ -640,6 +646,7 @@ class SlackEmulator:
         retry_reason: str,
         timestamp: int | None,
         secret: str | None,
+        url: str | None = None,
     ) -> Delivery:
         body = json.dumps(payload).encode()
         ts = int(time.time()) if timestamp is None else timestamp
@@ -651,14 +658,20 @@ class SlackEmulator:
         if retry_num:
             headers["X-Slack-Retry-Num"] = str(retry_num)
             headers["X-Slack-Retry-Reason"] = retry_reason
-        return self._post(body, headers, payload, retry_num)
+        return self._post(body, headers, payload, retry_num, url)
 
     def _post(
-        self, body: bytes, headers: dict[str, str], payload: dict[str, Any], retry_num: int
+        self,
+        body: bytes,
+        headers: dict[str, str],
+        payload: dict[str, Any],
+        retry_num: int,
+        url: str | None = None,
     ) -> Delivery:
-        if not self.app_url or not self.app_url.startswith(("http://", "https://")):
+        target = url or self.app_url
+        if not target or not target.startswith(("http://", "https://")):
             raise RuntimeError("set emulator.app_url to the app's http(s) /slack/events URL")
-        request = urllib.request.Request(self.app_url, data=body, headers=headers, method="POST")  # noqa: S310 - http(s) checked above
+        request = urllib.request.Request(target, data=body, headers=headers, method="POST")  # noqa: S310 - http(s) checked above
         with self._lock:
             self._pending += 1
         started = time.perf_counter()

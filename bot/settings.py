@@ -105,6 +105,12 @@ class Settings(BaseSettings):
         32,
         description="Questions answered at once (threads; most of their time is spent waiting on the LLM).",
     )
+    claim_lease_s: float = Field(
+        120.0,
+        gt=0,
+        description="Seconds a claimed Slack delivery is protected while it is answered; a "
+        "retry after that (to this or another instance) re-runs an attempt that died.",
+    )
     teach_reactions: list[str] = Field(
         default_factory=lambda: ["+1", "thumbsup"], description="Reactions that teach."
     )
