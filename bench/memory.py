@@ -1,13 +1,21 @@
-"""Memory benchmark: example retrieval latency, teach/record throughput, database size."""
+"""Memory benchmark: example retrieval latency, teach/record throughput and database size on
+both backends (a SQLite file; PostgreSQL in a throwaway cluster), and answers per second with
+one and with two bot processes sharing one PostgreSQL memory.
+
+    python bench/memory.py [--quick] [--backends sqlite,postgresql] [--no-instances]
+"""
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import random
 import statistics
 import sys
 import tempfile
 import time
+from collections.abc import Callable, Iterator
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
@@ -175,12 +183,16 @@ def _time_similar(mem: Memory, queries: list[str]) -> tuple[float, float]:
     return _percentiles(samples)
 
 
+Locate = Callable[[str], str]
+"""A new, empty memory location named after what it holds (a file, or a database)."""
+
+
 def _retrieval(
-    dirpath: Path, sizes: list[int], n_queries: int, semantic: bool
+    locate: Locate, sizes: list[int], n_queries: int, semantic: bool
 ) -> list[dict[str, Any]]:
     rng = random.Random(7)
     results = []
-    path = dirpath / f"retrieval-{'sem' if semantic else 'lex'}.sqlite3"
+    path = locate(f"retrieval_{'sem' if semantic else 'lex'}")
     store = open_memory(path)
     have = 0
     for size in sizes:
@@ -207,9 +219,9 @@ def _retrieval(
     return results
 
 
-def _throughput(dirpath: Path, n: int) -> dict[str, float]:
+def _throughput(locate: Locate, n: int) -> dict[str, float]:
     rng = random.Random(11)
-    with open_memory(dirpath / "throughput.sqlite3") as mem:
+    with open_memory(locate("throughput")) as mem:
         pairs = _pairs(n, rng)
         start = time.perf_counter()
         ids = [
@@ -262,42 +274,187 @@ def _size_per_10k_turns(dirpath: Path) -> float:
     return path.stat().st_size / 1e6
 
 
-def run(quick: bool = False) -> dict[str, Any]:
-    """Run the memory benchmark; `quick` keeps it to a few seconds."""
+@contextlib.contextmanager
+def _backend(name: str, tmp: Path) -> Iterator[Locate | None]:
+    """Where this backend's memories go; None (with the reason printed) when unavailable."""
+    if name == "sqlite":
+        yield lambda label: str(tmp / f"{label}.sqlite3")
+        return
+    from tests.support.postgres import running_cluster, unavailable_reason
+
+    reason = unavailable_reason()
+    if reason:
+        print(f"postgresql skipped: {reason}", file=sys.stderr)
+        yield None
+        return
+    with running_cluster() as cluster:
+        yield lambda label: cluster.new_database(label)
+
+
+def run(
+    quick: bool = False,
+    backends: tuple[str, ...] = ("sqlite", "postgresql"),
+    instances: bool = True,
+) -> dict[str, Any]:
+    """Run the memory benchmark on each backend; `quick` keeps it to a few seconds."""
     lexical_sizes = [1_000, 10_000] if quick else [1_000, 10_000, 100_000]
-    semantic_sizes = [1_000] if quick else [1_000, 10_000, 100_000]
+    semantic_sizes = [1_000] if quick else [1_000, 10_000]
     n_queries = 50 if quick else 200
+    result: dict[str, Any] = {"retrieval": [], "writes": {}}
     with tempfile.TemporaryDirectory() as tmp:
         dirpath = Path(tmp)
-        retrieval = _retrieval(dirpath, lexical_sizes, n_queries, semantic=False)
-        retrieval += _retrieval(
-            dirpath, semantic_sizes, n_queries // 2 if not quick else 20, semantic=True
-        )
-        throughput = _throughput(dirpath, 300 if quick else 2_000)
-        size_mb = _size_per_10k_turns(dirpath)
-    return {"retrieval": retrieval, **throughput, "mb_per_10k_turns": size_mb}
+        for name in backends:
+            with _backend(name, dirpath) as locate:
+                if locate is None:
+                    continue
+                rows = _retrieval(locate, lexical_sizes, n_queries, semantic=False)
+                rows += _retrieval(
+                    locate, semantic_sizes, n_queries // 2 if not quick else 20, semantic=True
+                )
+                result["retrieval"] += [{"backend": name, **row} for row in rows]
+                result["writes"][name] = _throughput(locate, 300 if quick else 2_000)
+                if name == "sqlite":
+                    result.update(result["writes"]["sqlite"])  # the figures' old keys
+                    result["mb_per_10k_turns"] = _size_per_10k_turns(dirpath)
+                if name == "postgresql" and instances:
+                    result["instances"] = _instances(dirpath, quick)
+    return result
+
+
+def _instances(tmp: Path, quick: bool) -> dict[str, Any]:
+    """Answers per second through one bot process, then through two sharing one PostgreSQL.
+
+    Each process is the real Slack app (HTTP mode, real Bolt, embedded demo graph) with
+    WORKERS questions answered at once and a scripted LLM whose generate step takes 0.5 s,
+    so one process is bound by its workers and the LLM, as in production; the emulator
+    spreads the questions over the processes like a load balancer.
+    """
+    from tests.support.postgres import running_cluster
+
+    questions = 48 if quick else 160
+    workers = 4
+    with running_cluster() as cluster:
+        rates = {}
+        for count in (1, 2):
+            rates[count] = _answers_per_s(cluster.new_database(f"inst{count}"), tmp / f"i{count}",
+                                          count, questions, workers)  # fmt: skip
+    return {
+        "questions": questions,
+        "workers_per_process": workers,
+        "llm_s": 0.5,
+        "one_per_s": rates[1],
+        "two_per_s": rates[2],
+        "ratio": rates[2] / rates[1],
+    }
+
+
+def _answers_per_s(url: str, tmp: Path, count: int, questions: int, workers: int) -> float:
+    from bot.emulator import SlackEmulator
+    from bot.emulator_limits import RateLimits
+    from graph_agent.demo import load_demo
+    from graph_agent.graphdb import connect
+    from graph_agent.graphdb.embedded import embedded_server
+    from tests.support.instance import instance_process
+
+    user = "U0ALICE"
+    query = (
+        "MATCH (p:Person)-[:MEMBER_OF]->(t:Team) "
+        "RETURN t.name AS team, count(p) AS people ORDER BY people DESC LIMIT 3"
+    )
+    db = connect("embedded", data_dir=tmp / "graph", graph_name="bench")
+    load_demo(db)
+    # Slack's own limits lifted, and the questions spread over channels: the bench measures
+    # the bot processes, not one channel's posting budget.
+    emulator = SlackEmulator(
+        rate_limits=RateLimits(tier3_per_minute=10**9, posts_per_channel=10**9)
+    ).start()
+    emulator.add_user(user, "alice")
+    channels = [f"C0BENCH{n:02d}" for n in range(16)]
+    for name in channels:
+        emulator.add_channel(name, name.lower(), members=[user])
+    args = [
+        "--memory-url", url, "--graph-dir", str(tmp / "graph"), "--graph-name", "bench",
+        "--api-url", emulator.api_url, "--bot-token", emulator.bot_token,
+        "--signing-secret", emulator.signing_secret, "--cypher", query,
+        "--llm-delay-s", "0.5", "--workers", str(workers),
+    ]  # fmt: skip
+    try:
+        with contextlib.ExitStack() as stack:
+            urls = [
+                stack.enter_context(instance_process(*args, "--data-dir", str(tmp / f"p{n}")))[0]
+                for n in range(count)
+            ]
+            emulator.app_url = urls[0]
+            for n, url_n in enumerate(urls):  # warm up each process
+                message, payloads = _mention(emulator, user, channels[0], f"warm-up {n}")
+                for payload in payloads:
+                    emulator.deliver(payload, url=url_n)
+                emulator.wait_for(lambda m=message: _answered(emulator, channels[0], m), 120)
+            started = time.perf_counter()
+            posted = []
+            with ThreadPoolExecutor(max_workers=16) as pool:
+                for i in range(questions):
+                    channel = channels[i % len(channels)]
+                    message, payloads = _mention(
+                        emulator, user, channel, f"Which teams are biggest? #{i}"
+                    )
+                    posted.append((channel, message))
+                    target = urls[i % count]
+                    for payload in payloads:
+                        pool.submit(emulator.deliver, payload, url=target)
+            emulator.wait_for(lambda: all(_answered(emulator, c, m) for c, m in posted), 600)
+            seconds = time.perf_counter() - started
+    finally:
+        emulator.stop()
+        db.close()
+        embedded_server(tmp / "graph").stop()
+    return questions / seconds
+
+
+def _mention(emulator: Any, user: str, channel: str, text: str) -> tuple[Any, Any]:
+    message, _ = emulator.post_message(
+        user, channel, f"<@{emulator.bot_user_id}> {text}", deliver=False
+    )
+    return message, emulator.events_for_message(channel, message)
+
+
+def _answered(emulator: Any, channel: str, message: dict[str, Any]) -> bool:
+    return any(m.get("blocks") for m in emulator.bot_replies(channel, message["ts"]))
 
 
 def _markdown(result: dict[str, Any]) -> str:
-    lines = ["| similar() | examples | p50 ms | p95 ms |", "|---|---:|---:|---:|"]
+    lines = ["| backend | similar() | examples | p50 ms | p95 ms |", "|---|---|---:|---:|---:|"]
     for row in result["retrieval"]:
         lines.append(
-            f"| {row['mode']} | {row['examples']:,} | {row['p50_ms']:.2f} | {row['p95_ms']:.2f} |"
+            f"| {row['backend']} | {row['mode']} | {row['examples']:,} | {row['p50_ms']:.2f} "
+            f"| {row['p95_ms']:.2f} |"
         )
-    lines += [
-        "",
-        "| throughput / size | value |",
-        "|---|---:|",
-        f"| record() turns/s (one transaction each) | {result['record_per_s']:,.0f} |",
-        f"| teach() per s | {result['teach_per_s']:,.0f} |",
-        f"| DB size per 10k turns | {result['mb_per_10k_turns']:.1f} MB |",
-    ]
+    lines += ["", "| backend | record() turns/s (one transaction each) | teach() per s |",
+              "|---|---:|---:|"]  # fmt: skip
+    for name, writes in result["writes"].items():
+        lines.append(f"| {name} | {writes['record_per_s']:,.0f} | {writes['teach_per_s']:,.0f} |")
+    if "mb_per_10k_turns" in result:
+        lines += ["", f"SQLite file size per 10k turns: {result['mb_per_10k_turns']:.1f} MB"]
+    if "instances" in result:
+        i = result["instances"]
+        lines += [
+            "",
+            f"| bot processes on one PostgreSQL ({i['questions']} questions, "
+            f"{i['workers_per_process']} workers each, {i['llm_s']} s LLM) | answers/s |",
+            "|---|---:|",
+            f"| one | {i['one_per_s']:.2f} |",
+            f"| two | {i['two_per_s']:.2f} |",
+            f"| two / one | {i['ratio']:.2f}× |",
+        ]
     return "\n".join(lines)
 
 
 def main(argv: list[str]) -> None:
     quick = "--quick" in argv
-    print(_markdown(run(quick=quick)))
+    backends: tuple[str, ...] = ("sqlite", "postgresql")
+    if "--backends" in argv:
+        backends = tuple(argv[argv.index("--backends") + 1].split(","))
+    print(_markdown(run(quick=quick, backends=backends, instances="--no-instances" not in argv)))
 
 
 if __name__ == "__main__":

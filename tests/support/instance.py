@@ -35,6 +35,7 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--slow-word", default="")
     parser.add_argument("--slow-s", type=float, default=0.0)
     parser.add_argument("--llm-delay-s", type=float, default=0.0)
+    parser.add_argument("--workers", type=int, default=32)
     args = parser.parse_args(argv)
 
     from pydantic import SecretStr
@@ -54,6 +55,7 @@ def main(argv: list[str] | None = None) -> None:
         data_dir=Path(args.data_dir),
         memory_url=args.memory_url,
         claim_lease_s=args.lease_s,
+        workers=args.workers,
         rate_per_minute=100_000,
         rate_per_day=1_000_000,
         slack_bot_token=SecretStr(args.bot_token),
