@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from graph_agent.graphdb import GraphDB, connect
-from tests.support.postgres import Cluster, running_cluster
+from tests.support.postgres import Server, running_cluster
 from tests.support.postgres import unavailable_reason as pg_unavailable
 
 DEMO_GRAPH = "demo"
@@ -61,7 +61,7 @@ def scratch_db(
 
 
 @pytest.fixture(scope="session")
-def pg_cluster() -> Iterator[Cluster]:
+def pg_cluster() -> Iterator[Server]:
     """A throwaway PostgreSQL server for the session; skipped, with the reason, when absent."""
     reason = pg_unavailable()
     if reason is not None:
@@ -71,7 +71,7 @@ def pg_cluster() -> Iterator[Cluster]:
 
 
 @pytest.fixture
-def pg_url(pg_cluster: Cluster) -> Iterator[str]:
+def pg_url(pg_cluster: Server) -> Iterator[str]:
     """The URL of a new, empty PostgreSQL database, dropped after the test."""
     url = pg_cluster.new_database()
     yield url

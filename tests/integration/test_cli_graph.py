@@ -11,6 +11,7 @@ import bot.cli
 import bot.commands.runtime
 from graph_agent.graphdb import GraphDB
 from tests.conftest import DEMO_GRAPH
+from tests.support.postgres import with_password
 
 
 @pytest.fixture
@@ -65,12 +66,13 @@ def test_doctor_reports_engine_memory_versions_and_missing_llm(cli_env: None) ->
 def test_doctor_checks_the_postgresql_memory(
     cli_env: None, monkeypatch: pytest.MonkeyPatch, pg_url: str
 ) -> None:
-    monkeypatch.setenv("MEMORY_URL", pg_url.replace("postgres@", "postgres:doc-secret@"))
+    url, password = with_password(pg_url)
+    monkeypatch.setenv("MEMORY_URL", url)
     code, out = invoke("doctor")
     assert code == 0, out
     flat = " ".join(out.split())
     assert "PostgreSQL" in flat and "p003_schema_examples" in flat
-    assert "doc-secret" not in out
+    assert password not in out
     monkeypatch.setenv("MEMORY_URL", "postgresql://postgres@127.0.0.1:1/nowhere")
     monkeypatch.setattr(bot.commands.runtime, "_settings", None)  # read the environment again
     code, out = invoke("doctor")

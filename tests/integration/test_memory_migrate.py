@@ -12,6 +12,7 @@ import bot.commands.runtime
 from bot.cli import app
 from bot.settings import Settings
 from memory import Memory, MemoryStoreError, open_memory
+from tests.support.postgres import with_password
 
 
 def _fill(mem: Memory) -> dict[str, int]:
@@ -102,10 +103,10 @@ def test_the_migrate_command(tmp_path: Path, pg_url: str, monkeypatch: pytest.Mo
     assert missing.exit_code == 2 and "No memory database" in missing.output
     with open_memory(settings.memory_path) as old:
         _fill(old)
-    url = pg_url.replace("postgres@", "postgres:pw-secret@")  # trust auth ignores it
+    url, password = with_password(pg_url)
     done = runner.invoke(app, ["memory", "migrate", "--to", url])
     assert done.exit_code == 0, done.output
-    assert "pw-secret" not in done.output
+    assert password not in done.output
     assert "MEMORY_URL=" in done.output
     with open_memory(pg_url) as new:
         assert len(new.conversations.history("T1:C1:1.0")) == 3

@@ -3,6 +3,9 @@
 Uses Debian's `postgresql` package (or any PostgreSQL whose `initdb` and `pg_ctl` can be
 found). PostgreSQL refuses to run as root, so as root the cluster runs as the `postgres`
 user the package creates. Listens on a free loopback port; every database is new.
+
+With `CYPHERBOT_TEST_POSTGRES_URL` set (a superuser URL, e.g. a CI service container's
+`postgresql://postgres:postgres@localhost:5432/postgres`), that server is used instead.
 """
 
 from __future__ import annotations
@@ -17,6 +20,7 @@ import subprocess
 import tempfile
 from collections.abc import Iterator
 from pathlib import Path
+from urllib.parse import urlsplit, urlunsplit
 
 _counter = itertools.count(1)
 
@@ -36,8 +40,13 @@ def find_bin_dir() -> Path | None:
     return None
 
 
+EXTERNAL_URL_VARIABLE = "CYPHERBOT_TEST_POSTGRES_URL"
+
+
 def unavailable_reason() -> str | None:
     """Why a throwaway cluster cannot start here, or None when it can."""
+    if os.environ.get(EXTERNAL_URL_VARIABLE):
+        return None
     if find_bin_dir() is None:
         return (
             "PostgreSQL is not installed (no initdb/pg_ctl); install Debian's 'postgresql' "
@@ -51,27 +60,31 @@ def unavailable_reason() -> str | None:
     return None
 
 
+def with_password(url: str, password: str = "pw-secret") -> tuple[str, str]:
+    """`url` carrying a password, and that password: its own when it has one (a server that
+    checks it), else `password` (the throwaway cluster trusts loopback and ignores it)."""
+    parts = urlsplit(url)
+    if parts.password:
+        return url, parts.password
+    netloc = f"{parts.username or 'postgres'}:{password}@{parts.hostname}:{parts.port}"
+    return urlunsplit(parts._replace(netloc=netloc)), password
+
+
 def _free_port() -> int:
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
         return int(s.getsockname()[1])
 
 
-class Cluster:
-    """One running PostgreSQL server; `new_database()` returns the URL of a fresh database."""
+class Server:
+    """A PostgreSQL server reached through a superuser URL; `new_database()` returns the URL
+    of a fresh database on it."""
 
-    def __init__(self, bin_dir: Path, root: Path, port: int, run_as: list[str]) -> None:
-        self.bin_dir = bin_dir
-        self.root = root
-        self.port = port
-        self._run_as = run_as
-
-    @property
-    def admin_url(self) -> str:
-        return f"postgresql://postgres@127.0.0.1:{self.port}/postgres"
+    def __init__(self, admin_url: str) -> None:
+        self.admin_url = admin_url
 
     def url(self, database: str) -> str:
-        return f"postgresql://postgres@127.0.0.1:{self.port}/{database}"
+        return self.admin_url.rsplit("/", 1)[0] + "/" + database
 
     def new_database(self, prefix: str = "t") -> str:
         """Create an empty database and return its URL."""
@@ -90,6 +103,17 @@ class Cluster:
         with psycopg.connect(self.admin_url, autocommit=True) as conn:
             conn.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
 
+
+class Cluster(Server):
+    """A server this process started (initdb + pg_ctl) in a temp dir."""
+
+    def __init__(self, bin_dir: Path, root: Path, port: int, run_as: list[str]) -> None:
+        super().__init__(f"postgresql://postgres@127.0.0.1:{port}/postgres")
+        self.bin_dir = bin_dir
+        self.root = root
+        self.port = port
+        self._run_as = run_as
+
     def _pg(self, *args: str) -> subprocess.CompletedProcess[str]:
         return subprocess.run(
             [*self._run_as, str(self.bin_dir / args[0]), *args[1:]],
@@ -106,8 +130,13 @@ class Cluster:
 
 
 @contextlib.contextmanager
-def running_cluster() -> Iterator[Cluster]:
-    """Start a cluster in a new temp dir, yield it, stop and delete it."""
+def running_cluster() -> Iterator[Server]:
+    """Start a cluster in a new temp dir, yield it, stop and delete it (or yield the server
+    named by CYPHERBOT_TEST_POSTGRES_URL)."""
+    external = os.environ.get(EXTERNAL_URL_VARIABLE)
+    if external:
+        yield Server(external)
+        return
     bin_dir = find_bin_dir()
     if bin_dir is None:
         raise RuntimeError(unavailable_reason() or "no PostgreSQL")
