@@ -127,10 +127,8 @@ def open_runtime(
             stack.callback(memory.close)
         examples: ExampleStore = memory.examples if memory is not None else InMemoryExampleStore()
         models = build_llms(settings) if isinstance(llms, _FromSettings) else llms
-        agent = Agent(db, models, examples, agent_config(settings))
-        if memory is not None:
-            memory.examples.schema_fingerprint = agent.schema_fingerprint
-        yield Runtime(db, memory, agent)
+        # The agent passes its schema fingerprint with every similar()/exact() call.
+        yield Runtime(db, memory, Agent(db, models, examples, agent_config(settings)))
 
 
 def record_result(

@@ -77,7 +77,8 @@ class Agent:
 
     def suggestions(self, n: int = 3, schema: GraphSchema | None = None) -> list[str]:
         """Example questions: taught examples first, then questions derived from the schema."""
-        return describing.suggestions(schema or self.schema, self.examples, n)
+        chosen = schema or self.schema
+        return describing.suggestions(chosen, self.examples, n, self._fingerprint)
 
     # --- running --------------------------------------------------------------------------
 

@@ -30,12 +30,15 @@ def describe(schema: GraphSchema, setting: str | None = None) -> str:
     return f"{things}" + (f", and how they relate ({how})." if how else ".")
 
 
-def suggestions(schema: GraphSchema, examples: ExampleStore, n: int = 3) -> list[str]:
-    """Example questions: taught examples first, then questions derived from the schema."""
+def suggestions(
+    schema: GraphSchema, examples: ExampleStore, n: int = 3, fingerprint: str | None = None
+) -> list[str]:
+    """Example questions: taught examples first, then questions derived from the schema
+    (`fingerprint`: the schema's, passed on to the example store)."""
     picked: list[str] = []
     try:
         topic = " ".join(label.name for label in schema.labels)
-        picked = [e.question for e in examples.similar(topic, n)]
+        picked = [e.question for e in examples.similar(topic, n, schema_fingerprint=fingerprint)]
     except Exception:  # suggestions are decoration; never fail a refusal over them
         logger.warning("example store unavailable for suggestions", exc_info=True)
     for question in schema_questions(schema):

@@ -37,7 +37,9 @@ class InMemoryExampleStore:
             self._examples.append(example)
             return example
 
-    def similar(self, question: str, k: int = 3) -> list[Example]:
+    def similar(
+        self, question: str, k: int = 3, *, schema_fingerprint: str | None = None
+    ) -> list[Example]:
         words = set(_WORD.findall(question.lower()))
         scored: list[tuple[float, int, Example]] = []
         for example in self.examples:
@@ -54,12 +56,12 @@ class InMemoryExampleStore:
             if key in seen:
                 continue
             seen.add(key)
-            picked.append(example)
+            picked.append(_flagged(example, schema_fingerprint))
             if len(picked) == k:
                 break
         return picked
 
-    def exact(self, question: str) -> Example | None:
+    def exact(self, question: str, *, schema_fingerprint: str | None = None) -> Example | None:
         key = normalise_question(question)
         for example in self.examples:
             trusted = example.source in ("admin", "seed") or example.up_votes >= 2
@@ -68,7 +70,7 @@ class InMemoryExampleStore:
                 and trusted
                 and normalise_question(example.question) == key
             ):
-                return example
+                return _flagged(example, schema_fingerprint)
         return None
 
     def add_candidate(self, question: str, cypher: str, schema_fingerprint: str | None) -> int:
@@ -90,3 +92,10 @@ class InMemoryExampleStore:
                 replace(e, times_used=e.times_used + 1) if e.id in ids else e
                 for e in self._examples
             ]
+
+
+def _flagged(example: Example, fingerprint: str | None) -> Example:
+    """`example` marked for re-validation when it was verified on another schema."""
+    if fingerprint is None or example.schema_fingerprint == fingerprint:
+        return example
+    return replace(example, verified_on_current=False)

@@ -118,7 +118,9 @@ async def understand(state: AgentState, runtime: Runtime[Context]) -> Update:
     update: Update = {"standalone_question": question}
     # A verified question needs neither a rewrite nor a guard: reuse it straight away.
     if not history or ctx.llms is None:
-        example = await asyncio.to_thread(ctx.examples.exact, question)
+        example = await asyncio.to_thread(
+            ctx.examples.exact, question, schema_fingerprint=ctx.schema_fingerprint
+        )
         if example is not None:
             return update | _reuse(example)
     if asks_to_change(question):
@@ -169,7 +171,9 @@ async def understand(state: AgentState, runtime: Runtime[Context]) -> Update:
         "clarification": decision.clarification or "",
     }
     if decision.scope == "in_scope" and history:
-        example = await asyncio.to_thread(ctx.examples.exact, standalone)
+        example = await asyncio.to_thread(
+            ctx.examples.exact, standalone, schema_fingerprint=ctx.schema_fingerprint
+        )
         if example is not None:
             update |= _reuse(example)
     return update
@@ -250,7 +254,12 @@ async def _examples(ctx: Context, question: str) -> list[Example]:
     """Candidate examples for the question's words, labels and shape (a few times k, ranked
     later with the value hints); those verified on another schema must still fit this one."""
     query = retrieval_query(question, question_focus(question, ctx.schema))
-    found = await asyncio.to_thread(ctx.examples.similar, query, 4 * ctx.config.few_shot_k)
+    found = await asyncio.to_thread(
+        ctx.examples.similar,
+        query,
+        4 * ctx.config.few_shot_k,
+        schema_fingerprint=ctx.schema_fingerprint,
+    )
     kept = []
     for example in found:
         stale = not getattr(example, "verified_on_current", True)
@@ -334,7 +343,6 @@ async def generate(state: AgentState, runtime: Runtime[Context]) -> Update:
         "draft": reply,
         "attempt_count": 1,
         "example_ids": example_ids,
-        "prompt_parts": parts,
         "value_hints": hints,
         "llm_calls": [call],
     }
@@ -353,12 +361,14 @@ async def correct(state: AgentState, runtime: Runtime[Context]) -> Update:
     if ctx.llms is None:
         return {"fatal": True, "error_kind": "llm_not_configured"}
     ctx.progress("correct", "Fixing the query…", attempt)
-    parts = state.get("prompt_parts") or {}
-    found: Update = {}
-    if not parts:  # a reused example failed: generate never ran
-        parts, _ids, hints = await _prompt_parts(ctx, state["standalone_question"])
-        parts["previous"] = prompts.render_previous(state["history"])
-        found = {"prompt_parts": parts, "value_hints": hints}
+    # The prompt is built again from what the state holds (question, value hints, history):
+    # the same schema, examples and hints generate showed, without rendered text in state.
+    question = state["standalone_question"]
+    generated = "example_ids" in state
+    known = state.get("value_hints") if generated or question == state["question"] else None
+    parts, _ids, hints = await _prompt_parts(ctx, question, known)
+    parts["previous"] = prompts.render_previous(state["history"])
+    found: Update = {} if known is not None else {"value_hints": hints}
     previous = state.get("cypher") or state.get("draft", "")
     reply, call = await call_llm(
         ctx.llms.cypher,
@@ -740,7 +750,7 @@ def _grounded(ctx: Context, state: AgentState, answer: str) -> tuple[str, bool]:
         logger.info("answer named %d things the rows do not hold; replaced", len(missing))
         logger.debug("unsupported claims: %s", missing)
     if not rows:
-        hints = prompts.hint_values((state.get("prompt_parts") or {}).get("hints", ""))
+        hints = [value for _label, _prop, value in state.get("value_hints") or []]
         schema_words = [label.name for label in ctx.schema.labels]
         schema_words += [rel.type for rel in ctx.schema.relationships]
         return nothing_found(question_entities(question, hints, schema_words)), bool(missing)

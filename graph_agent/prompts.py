@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -234,14 +233,6 @@ def render_hints(hints: Sequence[tuple[str, str, str]]) -> str:
         for label, prop, value in hints
     )
     return HINTS_BLOCK.format(items=items) + "\n"
-
-
-_HINT_VALUE = re.compile(r': ("(?:[^"\\]|\\.)*")\}\)$', re.MULTILINE)
-
-
-def hint_values(hints_text: str) -> list[str]:
-    """The stored values in a block made by `render_hints` (for the empty-result answer)."""
-    return [str(json.loads(m.group(1))) for m in _HINT_VALUE.finditer(hints_text)]
 
 
 def resolve_messages(

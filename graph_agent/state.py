@@ -51,8 +51,6 @@ class AgentState(TypedDict):
     """The example whose Cypher is reused verbatim (exact question match)."""
     example_ids: NotRequired[list[int]]
     """Examples shown to the generate step."""
-    prompt_parts: NotRequired[dict[str, str]]
-    """Schema text, examples and value hints built once by generate, reused by correct."""
     value_hints: NotRequired[list[tuple[str, str, str]]]
     """Stored values matching words of the question, (label, property, value), best first:
     validate fixes literals with them, execute explains an empty result with them."""

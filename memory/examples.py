@@ -170,7 +170,8 @@ class SqliteExampleStore:
         self._embedder = embedder
         self._embedder_name = embedder_name
         self.schema_fingerprint = schema_fingerprint
-        """Fingerprint of the schema in use; examples verified on another one are flagged."""
+        """Default for `similar`/`exact` callers that pass none (the CLI's listings); the agent
+        passes the fingerprint of the schema it answers on with every call."""
         self.include_candidates = include_candidates
         self._vectors: dict[int, array[float]] = {}
 
@@ -359,10 +360,11 @@ class SqliteExampleStore:
             vectors[example_id] = _unit(raw)
         self._vectors = vectors
 
-    def exact(self, question: str) -> Example | None:
+    def exact(self, question: str, *, schema_fingerprint: str | None = None) -> Example | None:
         """An active, trusted example (≥ 2 up-votes, or admin/seed) with the same normalised
         question; never a merely similar one, never a schema-generated one (a 👍 turns those
-        into taught examples first)."""
+        into taught examples first). Flagged for re-validation when verified on another
+        schema than `schema_fingerprint` (or the store's default)."""
         normalised = normalise_question(question)
         if not normalised:
             return None
@@ -377,7 +379,7 @@ class SqliteExampleStore:
                 [normalised],
             )
         )
-        return _example(found[0], self.schema_fingerprint) if found else None
+        return _example(found[0], schema_fingerprint or self.schema_fingerprint) if found else None
 
     # --- plain access ------------------------------------------------------------------
 

@@ -68,12 +68,17 @@ class Example:
 class ExampleStore(Protocol):
     """Few-shot examples, as the agent sees them."""
 
-    def similar(self, question: str, k: int = 3) -> list[Example]:
-        """The k active examples most like `question`, diverse, best first."""
+    def similar(
+        self, question: str, k: int = 3, *, schema_fingerprint: str | None = None
+    ) -> list[Example]:
+        """The k active examples most like `question`, diverse, best first. Those verified on
+        another schema than `schema_fingerprint` (the graph's now) come back with
+        `verified_on_current=False`: the agent re-validates them before use."""
         ...
 
-    def exact(self, question: str) -> Example | None:
-        """An active, trusted example (>= 2 up-votes or admin/seed) whose normalised question equals this one."""
+    def exact(self, question: str, *, schema_fingerprint: str | None = None) -> Example | None:
+        """An active, trusted example (>= 2 up-votes or admin/seed) whose normalised question
+        equals this one; `verified_on_current` as in `similar`."""
         ...
 
     def add_candidate(self, question: str, cypher: str, schema_fingerprint: str | None) -> int:

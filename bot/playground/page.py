@@ -1,7 +1,7 @@
 """The playground's web page: static files, JSON endpoints over the local Slack, and live server-sent events.
 
-A stdlib `ThreadingHTTPServer` on 127.0.0.1: a handful of routes need no framework, and each
-open event stream holds one thread. People act through the emulator (as they would through
+Served by the playground's local HTTP server (`local_server.py`, shared with the emulator) on
+127.0.0.1: a handful of routes need no framework, and each open event stream holds one thread. People act through the emulator (as they would through
 Slack's client), so the real Bolt app sees real signed events; the graph is reached only
 through the agent.
 """
@@ -19,12 +19,13 @@ import urllib.parse
 from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import BaseHTTPRequestHandler
 from pathlib import Path
 from typing import Any
 
-from bot.emulator import SlackEmulator, StateChange
-from bot.emulator_ai import AISurface
+from bot.playground.emulator import SlackEmulator, StateChange
+from bot.playground.emulator_ai import AISurface
+from bot.playground.local_server import LocalServer
 from bot.playground.trace import TracingAgent
 from memory import Memory
 from memory.types import Example
@@ -172,20 +173,18 @@ class PageServer:
         self._unsubscribe: Callable[[], None] | None = None
         self._description: str | None = None
         try:
-            self._server = ThreadingHTTPServer(("127.0.0.1", port), _handler_for(self))
+            self._http = LocalServer(port, _handler_for(self), name="playground-page")
         except OSError as exc:
             raise PlaygroundStartError(
                 f"Cannot serve the playground on 127.0.0.1:{port} ({exc.strerror}). "
                 "Pass --port with another port (0 picks a free one).",
             ) from None
-        self._server.daemon_threads = True
-        self._thread: threading.Thread | None = None
 
     # ---- lifecycle -------------------------------------------------------------------
 
     @property
     def port(self) -> int:
-        return int(self._server.server_address[1])
+        return self._http.port
 
     @property
     def url(self) -> str:
@@ -193,18 +192,14 @@ class PageServer:
 
     def start(self) -> PageServer:
         self._unsubscribe = self.emulator.subscribe(self._on_change)
-        self._thread = threading.Thread(
-            target=self._server.serve_forever, name="playground-page", daemon=True
-        )
-        self._thread.start()
+        self._http.start()
         return self
 
     def stop(self) -> None:
         self._closing.set()
         if self._unsubscribe is not None:
             self._unsubscribe()
-        self._server.shutdown()
-        self._server.server_close()
+        self._http.stop()
         self._waiters.shutdown(wait=False, cancel_futures=True)
         self._closed.set()
 

@@ -12,12 +12,12 @@ from typing import Final
 
 from pydantic import SecretStr
 
-from bot.app import SlackBot, create_bot
-from bot.emulator import SlackEmulator
-from bot.http_server import SlackHTTPServer
+from bot.playground.emulator import SlackEmulator
 from bot.playground.page import LLMInfo, PageServer, Person
 from bot.playground.trace import TracingAgent
 from bot.settings import Settings
+from bot.slack.app import SlackBot, create_bot
+from bot.slack.http_server import SlackHTTPServer
 from bot.wiring import (
     FROM_SETTINGS,
     _FromSettings,
@@ -163,7 +163,10 @@ def build_playground(
         bot = create_bot(slack_settings, tracing, memory, socket_mode=False)
         stack.callback(bot.close)
         app_server = SlackHTTPServer(
-            bot.app, host="127.0.0.1", port=0, health={"memory": memory.ping, "graph": db.ping}
+            bot.app,
+            host="127.0.0.1",
+            port=0,
+            health={"memory": memory.ping, "graph": db.ping},
         ).start()
         stack.callback(app_server.stop)
         emulator.app_url = app_server.events_url

@@ -11,7 +11,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from bot import charts
-from bot.questions import AgentPort
+from bot.slack.answering import AgentPort
 from graph_agent.result import AgentResult, ProgressEvent
 from guardrails.cypher_policy import CypherPolicy
 from memory.types import Turn

@@ -13,7 +13,7 @@ from typing import Any
 import pytest
 from pydantic import SecretStr
 
-from bot.questions import BUDGET_MESSAGE
+from bot.slack.answering import BUDGET_MESSAGE
 from graph_agent.graphdb import GraphDB
 from graph_agent.result import AgentResult
 from tests.e2e.conftest import RigFactory

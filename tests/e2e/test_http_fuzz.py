@@ -17,7 +17,7 @@ from typing import Any
 
 import pytest
 
-from bot.http_server import HTTPLimits, SlackHTTPServer
+from bot.slack.http_server import HTTPLimits, SlackHTTPServer
 from tests.e2e.conftest import RigFactory
 from tests.support.scripted_llm import ScriptedChatModel
 from tests.support.slack import ALICE, CHANNEL, SlackRig
@@ -280,7 +280,9 @@ def test_events_missing_fields_are_acknowledged_ignored_and_logged_once(
     statuses = [rig.emulator.deliver(p).status for p in broken]
     rig.settle()
     assert statuses == [200] * len(broken)
-    ignored = [r for r in caplog.records if r.name == "bot.http_gate" and "ignored" in r.message]
+    ignored = [
+        r for r in caplog.records if r.name == "bot.slack.http_gate" and "ignored" in r.message
+    ]
     assert len(ignored) == len(broken)
     assert rig.emulator.calls_to("chat.postMessage") == []
 

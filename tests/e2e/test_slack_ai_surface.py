@@ -5,8 +5,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from bot import render
-from bot.emulator_ai import AISurface
+from bot.playground.emulator_ai import AISurface
+from bot.slack import render
 from tests.e2e.conftest import RigFactory
 from tests.support.scripted_llm import ScriptedChatModel
 from tests.support.slack import ALICE, BOB, CHANNEL, SlackRig, answer_text, graph_responder

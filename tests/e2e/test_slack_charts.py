@@ -3,7 +3,7 @@ of names; never with CHARTS=off."""
 
 from __future__ import annotations
 
-from bot.emulator import SlackEmulator
+from bot.playground.emulator import SlackEmulator
 from tests.e2e.conftest import RigFactory
 from tests.support.scripted_llm import ScriptedChatModel
 from tests.support.slack import CHANNEL, answer_text, graph_responder

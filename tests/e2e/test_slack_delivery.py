@@ -10,7 +10,7 @@ from pydantic import SecretStr
 from slack_bolt.adapter.socket_mode.internals import run_bolt_app
 from slack_sdk.socket_mode.request import SocketModeRequest
 
-from bot.app import create_bot
+from bot.slack.app import create_bot
 from tests.e2e.conftest import RigFactory
 from tests.support.scripted_llm import ScriptedChatModel
 from tests.support.slack import (
@@ -116,7 +116,7 @@ def test_dedupe_survives_a_restart(make_rig: RigFactory) -> None:
     # A new app process on the same memory database gets Slack's retry.
     bot2 = create_bot(rig.settings, rig.bot.deps.agent, rig.memory, socket_mode=False)
     try:
-        from bot.http_server import SlackHTTPServer
+        from bot.slack.http_server import SlackHTTPServer
 
         server2 = SlackHTTPServer(bot2.app, port=0).start()
         rig.emulator.app_url = server2.events_url

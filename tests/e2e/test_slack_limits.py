@@ -1,5 +1,5 @@
 """Slack as it really behaves: block-text and rate limits, slash commands acked at once, files in
-DMs, per-user declines only the asker sees. The emulator plays each limit (bot/emulator_limits.py)
+DMs, per-user declines only the asker sees. The emulator plays each limit (bot/playground/emulator_limits.py)
 and checks every call against manifest.yml's scopes; each test here failed before the bot handled
 the limit."""
 
@@ -7,9 +7,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from bot.emulator import SlackEmulator
-from bot.emulator_limits import MAX_BLOCK_TEXT, block_text_length
-from bot.questions import ATTACHMENTS_ONLY, BUDGET_MESSAGE
+from bot.playground.emulator import SlackEmulator
+from bot.playground.emulator_limits import MAX_BLOCK_TEXT, block_text_length
+from bot.slack.answering import ATTACHMENTS_ONLY, BUDGET_MESSAGE
 from tests.e2e.conftest import RigFactory
 from tests.support.scripted_llm import (
     ScriptedChatModel,

@@ -16,7 +16,7 @@ from typing import Any
 import psycopg
 import pytest
 
-from bot.emulator import SlackEmulator
+from bot.playground.emulator import SlackEmulator
 from graph_agent.graphdb import GraphDB
 from memory import Memory, open_memory
 from tests.conftest import DEMO_GRAPH

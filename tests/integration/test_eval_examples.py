@@ -7,7 +7,7 @@ import asyncio
 from pathlib import Path
 from typing import Any
 
-from bot.commands.eval import eval_memory, prepare_examples
+from bot.cli.eval import eval_memory, prepare_examples
 from bot.settings import Settings
 from graph_agent.agent import Agent
 from graph_agent.config import AgentConfig

@@ -11,7 +11,7 @@ import pytest
 from typer.testing import CliRunner
 
 import bot.cli
-import bot.commands.runtime
+import bot.cli.runtime
 from bot.cli import app
 from bot.settings import Settings
 from memory import open_memory
@@ -20,13 +20,13 @@ from memory import open_memory
 @pytest.fixture
 def settings(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Settings:
     s = Settings(_env_file=None, data_dir=tmp_path)  # type: ignore[call-arg]
-    monkeypatch.setattr(bot.commands.runtime, "_settings", s)
+    monkeypatch.setattr(bot.cli.runtime, "_settings", s)
 
     @contextmanager
     def fake_validator() -> Iterator[Callable[[str], str | None]]:
         yield lambda cypher: "Invalid input 'RETRN'" if "RETRN" in cypher else None
 
-    monkeypatch.setattr("bot.commands.memory._validator", fake_validator)
+    monkeypatch.setattr("bot.cli.memory._validator", fake_validator)
     return s
 
 

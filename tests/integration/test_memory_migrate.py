@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
-import bot.commands.runtime
+import bot.cli.runtime
 from bot.cli import app
 from bot.settings import Settings
 from memory import Memory, MemoryStoreError, open_memory
@@ -97,7 +97,7 @@ def test_a_target_that_holds_a_memory_is_refused(tmp_path: Path, pg_url: str) ->
 
 def test_the_migrate_command(tmp_path: Path, pg_url: str, monkeypatch: pytest.MonkeyPatch) -> None:
     settings = Settings(_env_file=None, data_dir=tmp_path)  # type: ignore[call-arg]
-    monkeypatch.setattr(bot.commands.runtime, "_settings", settings)
+    monkeypatch.setattr(bot.cli.runtime, "_settings", settings)
     runner = CliRunner()
     missing = runner.invoke(app, ["memory", "migrate", "--to", pg_url])
     assert missing.exit_code == 2 and "No memory database" in missing.output

@@ -15,8 +15,8 @@ from pydantic import SecretStr
 from typer.testing import CliRunner
 
 import bot.cli
-import bot.commands.playground as playground_command
-import bot.commands.runtime
+import bot.cli.playground as playground_command
+import bot.cli.runtime
 from bot.playground import Playground
 from bot.playground.page import slack_text
 from bot.playground.playground import CHANNEL_ID, PEOPLE, ensure_demo
@@ -279,7 +279,7 @@ def test_an_empty_graph_gets_the_demo(scratch_db: GraphDB) -> None:
 @pytest.fixture
 def cli_settings(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Settings:
     s = Settings(_env_file=None, data_dir=tmp_path)  # type: ignore[call-arg]
-    monkeypatch.setattr(bot.commands.runtime, "_settings", s)
+    monkeypatch.setattr(bot.cli.runtime, "_settings", s)
     return s
 
 
@@ -288,7 +288,7 @@ def test_start_without_slack_tokens_opens_the_playground(
 ) -> None:
     seen: list[tuple[int | None, bool]] = []
     monkeypatch.setattr(
-        "bot.commands.start.run_playground",
+        "bot.cli.start.run_playground",
         lambda settings, *, port, open_browser: seen.append((port, open_browser)),
     )
     result = CliRunner().invoke(bot.cli.app, ["start", "--port", "0", "--no-browser"])
@@ -302,7 +302,7 @@ def test_start_with_a_slack_token_runs_the_bot(
     cli_settings.slack_bot_token = SecretStr("xoxb-real")
     ran: list[bool] = []
     monkeypatch.setattr(playground_command, "run_playground", lambda *a, **k: ran.append(False))
-    monkeypatch.setattr("bot.commands.start.run_bot", lambda: ran.append(True))
+    monkeypatch.setattr("bot.cli.start.run_bot", lambda: ran.append(True))
     result = CliRunner().invoke(bot.cli.app, ["start"])
     assert result.exit_code == 0, result.output
     assert ran == [True]

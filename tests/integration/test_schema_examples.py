@@ -10,7 +10,7 @@ import pytest
 from typer.testing import CliRunner
 
 import bot.cli
-import bot.commands.runtime
+import bot.cli.runtime
 from bot.cli import app
 from bot.settings import Settings
 from bot.wiring import agent_config, refresh_schema_examples
@@ -214,7 +214,7 @@ def test_cli_bootstrap_and_list_schema_examples(
         graph_name=f"scratch_{request.node.name}"[:120],  # the library graph (conftest)
         schema_examples_cap=2,
     )
-    monkeypatch.setattr(bot.commands.runtime, "_settings", settings)
+    monkeypatch.setattr(bot.cli.runtime, "_settings", settings)
 
     @contextmanager
     def tmp_memory() -> Iterator[Memory]:
@@ -224,7 +224,7 @@ def test_cli_bootstrap_and_list_schema_examples(
         finally:
             memory.close()
 
-    monkeypatch.setattr("bot.commands.memory._memory", tmp_memory)
+    monkeypatch.setattr("bot.cli.memory._memory", tmp_memory)
     result = CliRunner().invoke(app, ["examples", "bootstrap"])
     assert result.exit_code == 0, result.output
     out = " ".join(result.output.split())

@@ -40,9 +40,9 @@ def main(argv: list[str] | None = None) -> None:
 
     from pydantic import SecretStr
 
-    from bot.app import create_bot
-    from bot.http_server import SlackHTTPServer
     from bot.settings import Settings
+    from bot.slack.app import create_bot
+    from bot.slack.http_server import SlackHTTPServer
     from bot.wiring import build_agent
     from graph_agent.graphdb import connect
     from graph_agent.llm import LLMs

@@ -14,12 +14,12 @@ import yaml
 from langchain_core.messages import BaseMessage
 from pydantic import SecretStr
 
-from bot.app import SlackBot, create_bot
-from bot.emulator import SlackEmulator
-from bot.emulator_limits import RateLimits
-from bot.http_server import SlackHTTPServer
-from bot.questions import AgentPort
+from bot.playground.emulator import SlackEmulator
+from bot.playground.emulator_limits import RateLimits
 from bot.settings import Settings
+from bot.slack.answering import AgentPort
+from bot.slack.app import SlackBot, create_bot
+from bot.slack.http_server import SlackHTTPServer
 from memory import Memory, open_memory
 from tests.support.scripted_llm import cypher_reply, evaluation_reply, guard_reply
 

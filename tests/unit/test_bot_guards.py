@@ -12,9 +12,9 @@ from typing import Any
 import pytest
 from pydantic import SecretStr, ValidationError
 
-from bot.commands.slack import purge_on_start
-from bot.questions import BUDGET_MESSAGE, SettingsGuards
+from bot.cli.slack import purge_on_start
 from bot.settings import Settings, mask_secrets_in_logs
+from bot.slack.answering import BUDGET_MESSAGE, SettingsGuards
 from graph_agent.graphdb.protocol import GraphSchema, LabelInfo, PropertyInfo, RelPattern
 from graph_agent.restrict import restricted_schema
 from guardrails.cypher_policy import CypherPolicy
@@ -191,7 +191,7 @@ def test_purge_on_start_purges_turns_and_expired_events(caplog: pytest.LogCaptur
         conversations = Conversations()
         events = Events()
 
-    with caplog.at_level(logging.INFO, logger="bot.commands.slack"):
+    with caplog.at_level(logging.INFO, logger="bot.cli.slack"):
         assert purge_on_start(FakeMemory(), 30) == (4, 7)  # type: ignore[arg-type]
     assert calls == [("turns", 30), "events"]
     assert "4 turns older than 30 days and 7 expired event keys" in caplog.text

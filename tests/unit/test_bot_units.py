@@ -11,14 +11,20 @@ from typing import Any
 import pytest
 from pydantic import SecretStr
 
-from bot import render
-from bot.app import SlackSetupError, check_tokens
-from bot.delivery import Delivery
-from bot.listeners.reactions import reaction_kind
-from bot.progress import CHANNEL_PAUSE_S, Progress, StatusSupport
-from bot.questions import BotDeps, SettingsGuards
-from bot.threads import conversation_key, incoming, is_blank, parse_conversation_key, question_text
-from bot.throttle import SlackThrottle
+from bot.slack import render
+from bot.slack.answering import BotDeps, SettingsGuards
+from bot.slack.app import SlackSetupError, check_tokens
+from bot.slack.delivery import Delivery
+from bot.slack.listeners.reactions import reaction_kind
+from bot.slack.progress import CHANNEL_PAUSE_S, Progress, StatusSupport
+from bot.slack.threads import (
+    conversation_key,
+    incoming,
+    is_blank,
+    parse_conversation_key,
+    question_text,
+)
+from bot.slack.throttle import SlackThrottle
 from graph_agent.result import ProgressEvent
 from tests.support.slack import rig_settings
 

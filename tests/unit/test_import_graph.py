@@ -1,4 +1,4 @@
-"""No import cycles between cypherbot's modules (issue 14: bot/cli.py ↔ bot/commands/* had one).
+"""No import cycles between cypherbot's modules (issue 14: bot/cli.py ↔ bot/cli/* had one).
 
 Every import counts, also those inside functions (they run, just later). `from pkg import mod`
 is an edge to the submodule `pkg.mod`; `from pkg import name` an edge to the package.
@@ -108,3 +108,16 @@ def test_the_four_packages_keep_their_layering() -> None:
             assert tops <= {top}, (module, tops)
         if top == "graph_agent":
             assert "bot" not in tops, (module, tops)
+
+
+def test_the_rooms_of_bot_keep_their_layering() -> None:
+    # bot/slack/ is the Slack app: it knows nothing of the CLI or the playground. The
+    # playground drives the real Slack app, never the CLI; only the CLI sees every room.
+    graph = import_graph()
+    for module, targets in graph.items():
+        if module.startswith("bot.slack"):
+            assert not any(t.startswith(("bot.cli", "bot.playground")) for t in targets), module
+        if module.startswith("bot.playground"):
+            assert not any(t.startswith("bot.cli") for t in targets), module
+        if module in ("bot.settings", "bot.wiring", "bot.charts"):
+            assert not any(t.startswith(("bot.cli", "bot.playground")) for t in targets), module

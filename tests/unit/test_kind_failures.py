@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from bot.render import error_message
+from bot.slack.render import error_message
 from graph_agent.errors import FAILURE_TEXT
 
 

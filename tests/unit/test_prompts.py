@@ -181,15 +181,6 @@ def test_generate_teaches_display_properties_sort_direction_and_exact_hints() ->
     assert "may refer to" in user and '(:Author {name: "Ursula K. Le Guin"})' in user
 
 
-def test_hint_values_read_back_what_render_hints_wrote() -> None:
-    hints = [("Book", "title", 'The "Left Hand" of Darkness'), ("Author", "name", "Le Guin")]
-    assert prompts.hint_values(prompts.render_hints(hints)) == [
-        'The "Left Hand" of Darkness',
-        "Le Guin",
-    ]
-    assert prompts.hint_values("") == []
-
-
 # --- no demo vocabulary in any prompt -------------------------------------------------------
 
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from bot import render
+from bot.slack import render
 from graph_agent.result import AgentResult, Attempt
 
 

@@ -9,8 +9,8 @@ from typing import Any
 from slack_sdk import WebClient
 from slack_sdk.errors import SlackApiError
 
-from bot import render
-from bot.questions import BotDeps
+from bot.slack import render
+from bot.slack.answering import BotDeps
 from guardrails.cypher_policy import check_cypher
 
 logger = logging.getLogger(__name__)

@@ -37,7 +37,7 @@ REQUIRED_EVENT_FIELDS: Final[Mapping[str, tuple[str, ...]]] = {
     "reaction_added": ("user", "reaction"),
     "reaction_removed": ("user", "reaction"),
 }
-"""The string fields our listeners read from each event they handle (see bot/listeners)."""
+"""The string fields our listeners read from each event they handle (see bot/slack/listeners)."""
 
 
 _OBJECT_OR_TEXT: Final = (str, dict)

@@ -258,7 +258,7 @@ def register(app: typer.Typer) -> None:
         ] = None,
     ) -> None:
         """Score the bot on questions with gold Cypher: execution accuracy, cost, latency."""
-        from bot.commands.runtime import settings
+        from bot.cli.runtime import settings
         from bot.wiring import build_llms, open_runtime
         from graph_agent.evaluation import (
             ChartUnavailableError,

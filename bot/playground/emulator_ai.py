@@ -1,7 +1,7 @@
 """The emulator's AI-app surface: assistant threads (suggested prompts, titles), the Home tab,
 and button clicks (`block_actions`), as Slack's Web API and Events API carry them.
 
-Kept apart from `bot/emulator.py`, which owns messages, reactions, files and delivery; the
+Kept apart from `bot/playground/emulator.py`, which owns messages, reactions, files and delivery; the
 emulator holds one `AISurface` and routes these methods to it.
 """
 

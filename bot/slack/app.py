@@ -12,13 +12,13 @@ from slack_sdk import WebClient
 from slack_sdk.errors import SlackApiError
 from slack_sdk.http_retry.builtin_handlers import RateLimitErrorRetryHandler
 
-from bot import render
-from bot.delivery import Delivery
-from bot.listeners import assistant, feedback, home, ignored, mentions, messages, reactions
-from bot.listeners import command as slash
-from bot.progress import StatusSupport
-from bot.questions import AgentPort, BotDeps, Guards, SettingsGuards
 from bot.settings import Settings, mask_secrets_in_logs
+from bot.slack import render
+from bot.slack.answering import AgentPort, BotDeps, Guards, SettingsGuards
+from bot.slack.delivery import Delivery
+from bot.slack.listeners import assistant, feedback, home, ignored, mentions, messages, reactions
+from bot.slack.listeners import command as slash
+from bot.slack.progress import StatusSupport
 from memory import Memory
 
 logger = logging.getLogger(__name__)

@@ -11,8 +11,8 @@ from typing import Any
 from slack_sdk import WebClient
 from slack_sdk.errors import SlackApiError
 
-from bot.render import Rendered, Streamed
-from bot.throttle import SlackThrottle
+from bot.slack.render import Rendered, Streamed
+from bot.slack.throttle import SlackThrottle
 from graph_agent.result import ProgressEvent
 
 logger = logging.getLogger(__name__)

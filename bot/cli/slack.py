@@ -21,9 +21,9 @@ def run(
     port: Annotated[int | None, typer.Option(help="HTTP mode port (PORT).")] = None,
 ) -> None:
     """Start the Slack bot (Socket Mode with SLACK_APP_TOKEN; otherwise HTTP on /slack/events)."""
-    from bot.app import SlackSetupError, check_tokens, create_bot
-    from bot.commands.runtime import settings
-    from bot.http_server import SlackHTTPServer
+    from bot.cli.runtime import settings
+    from bot.slack.app import SlackSetupError, check_tokens, create_bot
+    from bot.slack.http_server import SlackHTTPServer
     from bot.wiring import open_runtime, start_schema_examples
 
     s = settings()

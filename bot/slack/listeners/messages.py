@@ -7,10 +7,10 @@ from typing import Any
 
 from slack_sdk import WebClient
 
-from bot import questions
-from bot.listeners.mentions import message_keys
-from bot.questions import BotDeps
-from bot.threads import conversation_key, incoming, mentions
+from bot.slack import answering as questions
+from bot.slack.answering import BotDeps
+from bot.slack.listeners.mentions import message_keys
+from bot.slack.threads import conversation_key, incoming, mentions
 
 logger = logging.getLogger(__name__)
 

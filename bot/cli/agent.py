@@ -48,7 +48,7 @@ class Session:
 @contextmanager
 def open_agent(no_memory: bool) -> Iterator[Session]:
     """An agent from Settings with the memory database's examples (or none), closed after."""
-    from bot.commands.runtime import settings
+    from bot.cli.runtime import settings
     from bot.wiring import open_runtime, refresh_schema_examples
 
     s = settings()

@@ -34,7 +34,7 @@ _SOURCES = ("seed", "thumbs_up", "self_healed", "admin", "schema")
 
 @contextmanager
 def _memory() -> Iterator[Memory]:
-    from bot.commands.runtime import settings
+    from bot.cli.runtime import settings
 
     mem = open_memory(settings().memory_location)
     try:
@@ -46,7 +46,7 @@ def _memory() -> Iterator[Memory]:
 @contextmanager
 def _validator() -> Iterator[Callable[[str], str | None]]:
     """The current graph engine's validation, as `cypher -> error or None`."""
-    from bot.commands.runtime import settings
+    from bot.cli.runtime import settings
     from bot.wiring import build_db
 
     db = build_db(settings())
@@ -73,7 +73,7 @@ def purge(
     ] = None,
 ) -> None:
     """Delete conversation turns older than the retention period, and expired event claims."""
-    from bot.commands.runtime import settings
+    from bot.cli.runtime import settings
 
     keep = days if days is not None else settings().retention_days
     with _memory() as mem:
@@ -111,7 +111,7 @@ def migrate(
 ) -> None:
     """Copy a SQLite memory (examples with votes and provenance, conversations, feedback,
     event claims) into a new, empty PostgreSQL database, for several bot instances."""
-    from bot.commands.runtime import settings
+    from bot.cli.runtime import settings
     from memory import MemoryStoreError
     from memory.postgres import is_postgres_url, masked
 
@@ -301,7 +301,7 @@ def export(
 @examples_app.command("bootstrap")
 def bootstrap() -> None:
     """Generate examples from the graph's schema (source `schema`), replacing older ones."""
-    from bot.commands.runtime import settings
+    from bot.cli.runtime import settings
     from bot.wiring import agent_config, build_db, refresh_schema_examples
     from graph_agent.agent import Agent
 

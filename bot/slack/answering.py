@@ -11,12 +11,13 @@ from typing import Protocol
 from slack_sdk import WebClient
 from slack_sdk.errors import SlackApiError
 
-from bot import charts, render
-from bot.delivery import Delivery
-from bot.progress import Progress, StatusSupport, call, post
+from bot import charts
 from bot.settings import Settings
-from bot.threads import Incoming
-from bot.throttle import SlackThrottle
+from bot.slack import render
+from bot.slack.delivery import Delivery
+from bot.slack.progress import Progress, StatusSupport, call, post
+from bot.slack.threads import Incoming
+from bot.slack.throttle import SlackThrottle
 from bot.wiring import record_result
 from graph_agent.result import AgentResult, ProgressEvent
 from guardrails.channels import ChannelPolicy, NoticeOnce

@@ -310,7 +310,7 @@ FEEDBACK_ACTION = "answer_feedback"
 
 def feedback_buttons() -> Block:
     """Slack's feedback buttons for AI answers: "Good answer" teaches like 👍, "Wrong" counts
-    like 👎 (bot/listeners/feedback.py)."""
+    like 👎 (bot/slack/listeners/feedback.py)."""
     return {
         "type": "context_actions",
         "elements": [

@@ -8,9 +8,9 @@ from typing import Any
 from slack_sdk import WebClient
 from slack_sdk.errors import SlackApiError
 
-from bot import render
-from bot.listeners.assistant import best_questions
-from bot.questions import BotDeps
+from bot.slack import render
+from bot.slack.answering import BotDeps
+from bot.slack.listeners.assistant import best_questions
 
 logger = logging.getLogger(__name__)
 

@@ -5,9 +5,9 @@ from __future__ import annotations
 import typer
 from rich.console import Console
 
-from bot.commands.playground import NoBrowser, Port, run_playground
-from bot.commands.runtime import settings
-from bot.commands.slack import run as run_bot
+from bot.cli.playground import NoBrowser, Port, run_playground
+from bot.cli.runtime import settings
+from bot.cli.slack import run as run_bot
 
 err_console = Console(stderr=True)
 

@@ -34,7 +34,7 @@ console = _Output()
 
 @contextmanager
 def _graph() -> Iterator[GraphDB]:
-    from bot.commands.runtime import settings
+    from bot.cli.runtime import settings
     from bot.wiring import build_db
 
     db = build_db(settings())
@@ -149,7 +149,7 @@ def demo_data(
 def _seed_examples(db: GraphDB) -> None:
     """The demo's verified questions, taught to the memory (once): they are answered without
     an LLM, like in the playground."""
-    from bot.commands.runtime import settings
+    from bot.cli.runtime import settings
     from bot.playground.playground import seed_examples_path
     from memory import open_memory
 
@@ -170,7 +170,7 @@ def schema(
     sample: Annotated[int | None, typer.Option(help="Nodes sampled per label.")] = None,
 ) -> None:
     """Print the schema text the LLM sees."""
-    from bot.commands.runtime import settings
+    from bot.cli.runtime import settings
 
     s = settings()
     with _graph() as db:
@@ -195,7 +195,7 @@ def query(
     ] = None,
 ) -> None:
     """Run a read-only query and print the rows as a table."""
-    from bot.commands.runtime import settings
+    from bot.cli.runtime import settings
 
     s = settings()
     with _graph() as db:
@@ -212,7 +212,7 @@ def query(
 
 def doctor() -> None:
     """Check settings, the data dir, the graph engine and the LLM settings; say what to fix."""
-    from bot.commands.runtime import settings
+    from bot.cli.runtime import settings
 
     s = settings()
     table = Table("check", "status", "detail")

@@ -31,7 +31,7 @@ from slack_bolt.adapter.asgi.http_request import AsgiHttpRequest
 from slack_bolt.request import BoltRequest
 from uvicorn.protocols.http.h11_impl import H11Protocol
 
-from bot.http_gate import ASGIApp, GateLimits, Receive, Scope, Send, SlackGate, respond
+from bot.slack.http_gate import ASGIApp, GateLimits, Receive, Scope, Send, SlackGate, respond
 
 logger = logging.getLogger(__name__)
 

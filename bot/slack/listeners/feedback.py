@@ -8,8 +8,8 @@ from typing import Any, Literal
 
 from slack_sdk import WebClient
 
-from bot.listeners import reactions
-from bot.questions import BotDeps
+from bot.slack.answering import BotDeps
+from bot.slack.listeners import reactions
 
 logger = logging.getLogger(__name__)
 

@@ -6,9 +6,9 @@ from typing import Any
 
 from slack_sdk import WebClient
 
-from bot import questions
-from bot.questions import BotDeps
-from bot.threads import incoming
+from bot.slack import answering as questions
+from bot.slack.answering import BotDeps
+from bot.slack.threads import incoming
 
 
 def on_mention(

@@ -72,7 +72,7 @@ def _stop_on_sigterm() -> None:
 
 def playground(port: Port = None, no_browser: NoBrowser = False) -> None:
     """Try the real bot in your browser, no Slack workspace needed (demo graph if empty)."""
-    from bot.commands.runtime import settings
+    from bot.cli.runtime import settings
 
     run_playground(settings(), port=port, open_browser=not no_browser)
 

@@ -7,10 +7,10 @@ from typing import Any, Literal
 
 from slack_sdk import WebClient
 
-from bot import render
-from bot.progress import post
-from bot.questions import BotDeps
-from bot.threads import parse_conversation_key
+from bot.slack import render
+from bot.slack.answering import BotDeps
+from bot.slack.progress import post
+from bot.slack.threads import parse_conversation_key
 
 logger = logging.getLogger(__name__)
 

@@ -5,8 +5,8 @@ from __future__ import annotations
 import logging
 from typing import Any
 
-from bot import render
-from bot.questions import BotDeps, help_message
+from bot.slack import render
+from bot.slack.answering import BotDeps, help_message
 from guardrails.cypher_policy import check_cypher
 
 logger = logging.getLogger(__name__)

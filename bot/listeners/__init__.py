@@ -1,1 +1,0 @@
-"""Bolt listeners, one small module per kind of Slack event; wired in `bot.app.register_listeners`."""
