@@ -349,8 +349,8 @@ def _instances(tmp: Path, quick: bool) -> dict[str, Any]:
 
 
 def _answers_per_s(url: str, tmp: Path, count: int, questions: int, workers: int) -> float:
-    from bot.emulator import SlackEmulator
-    from bot.emulator_limits import RateLimits
+    from bot.playground.emulator import SlackEmulator
+    from bot.playground.emulator_limits import RateLimits
     from graph_agent.demo import load_demo
     from graph_agent.graphdb import connect
     from graph_agent.graphdb.embedded import embedded_server

@@ -42,9 +42,9 @@ def child(args: argparse.Namespace) -> None:
     """The app process: serve Slack events until stdin closes."""
     from pydantic import SecretStr
 
-    from bot.app import create_bot
-    from bot.http_server import SlackHTTPServer
     from bot.settings import Settings
+    from bot.slack.app import create_bot
+    from bot.slack.http_server import SlackHTTPServer
     from bot.wiring import build_agent
     from graph_agent.graphdb import connect
     from graph_agent.llm import LLMs
@@ -89,7 +89,7 @@ def app_in_subprocess(tmp: Path) -> Iterator[tuple[Any, subprocess.Popen[str]]]:
     """The emulator here and the Slack app (demo graph, instant scripted LLM) in a child
     process, warmed up by one answered question: the app shares no interpreter with the
     load generator, as with the real Slack."""
-    from bot.emulator import SlackEmulator
+    from bot.playground.emulator import SlackEmulator
     from graph_agent.demo import load_demo
     from graph_agent.graphdb import connect
     from graph_agent.graphdb.embedded import embedded_server
