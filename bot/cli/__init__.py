@@ -1,6 +1,6 @@
 """The `cypherbot` command line: the Typer app and its entry point; one module per area
 (`graph`, `memory`, `agent`, `playground`, `start`, `slack`, `eval`) registers its commands, and
-the process's Settings come from `bot/cli/runtime.py`."""
+each invocation's Settings travel in the Typer context (`bot/cli/runtime.py`)."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ import sys
 
 import typer
 
-from bot.cli.runtime import console, err_console, settings
+from bot.cli.runtime import attach, console, err_console, settings
 
 
 def register_all(app: typer.Typer) -> None:
@@ -34,6 +34,7 @@ app = typer.Typer(
     add_completion=False,
     pretty_exceptions_enable=False,
 )
+app.callback()(attach)
 register_all(app)
 
 __all__ = ["app", "console", "err_console", "main", "settings"]

@@ -46,12 +46,12 @@ class Session:
 
 
 @contextmanager
-def open_agent(no_memory: bool) -> Iterator[Session]:
+def open_agent(ctx: typer.Context, no_memory: bool) -> Iterator[Session]:
     """An agent from Settings with the memory database's examples (or none), closed after."""
     from bot.cli.runtime import settings
     from bot.wiring import open_runtime, refresh_schema_examples
 
-    s = settings()
+    s = settings(ctx)
     with open_runtime(s, memory=None if no_memory else "settings") as runtime:
         if runtime.memory is not None:
             # As the bot does at start-up: a graph seen for the first time gets its day-one
@@ -140,6 +140,7 @@ def register(app: typer.Typer) -> None:
 
     @app.command()
     def ask(
+        ctx: typer.Context,
         question: Annotated[str, typer.Argument(help="The question, in plain language.")],
         as_json: Annotated[bool, typer.Option("--json", help="Print the result as JSON.")] = False,
         no_memory: NoMemory = False,
@@ -153,7 +154,7 @@ def register(app: typer.Typer) -> None:
         ] = None,
     ) -> None:
         """Answer one question: the answer, its Cypher, the rows, attempts, LLM calls, timings."""
-        with open_agent(no_memory) as session:
+        with open_agent(ctx, no_memory) as session:
             result = session.agent.run(question, on_progress=None if as_json else _progress)
         if as_json:
             typer.echo(result_json(result))
@@ -165,13 +166,13 @@ def register(app: typer.Typer) -> None:
             raise typer.Exit(1)
 
     @app.command()
-    def chat(no_memory: NoMemory = False) -> None:
+    def chat(ctx: typer.Context, no_memory: NoMemory = False) -> None:
         """A conversation in the terminal; follow-up questions see the previous turns."""
         from bot.wiring import record_result
 
         turns: list[Turn] = []
         conversation = f"cli:chat:{uuid.uuid4().hex[:12]}"
-        with open_agent(no_memory) as session:
+        with open_agent(ctx, no_memory) as session:
             agent, mem = session.agent, session.memory
             console.print(
                 f"[bold]cypherbot[/bold] on {agent.db.url}. Ask about {agent.describe()}\n"

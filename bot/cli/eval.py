@@ -226,6 +226,7 @@ def register(app: typer.Typer) -> None:
 
     @app.command("eval")
     def eval_command(
+        ctx: typer.Context,
         questions_file: Annotated[
             Path, typer.Argument(help="YAML or JSONL items: id, question, gold_cypher, …")
         ],
@@ -271,7 +272,7 @@ def register(app: typer.Typer) -> None:
             write_chart,
         )
 
-        s = settings()
+        s = settings(ctx)
         try:
             items = load_items(questions_file)
         except EvalFileError as exc:

@@ -33,11 +33,11 @@ console = _Output()
 
 
 @contextmanager
-def _graph() -> Iterator[GraphDB]:
+def _graph(ctx: typer.Context) -> Iterator[GraphDB]:
     from bot.cli.runtime import settings
     from bot.wiring import build_db
 
-    db = build_db(settings())
+    db = build_db(settings(ctx))
     try:
         yield db
     finally:
@@ -50,7 +50,7 @@ def _cell(value: Any) -> str:
     return "" if value is None else str(value)
 
 
-def _load_public_dataset(name: str, reset: bool) -> None:
+def _load_public_dataset(ctx: typer.Context, name: str, reset: bool) -> None:
     """`demo-data --dataset NAME` for the vendored public graphs (Northwind, air routes)."""
     from graph_agent.datasets import get_dataset, is_loaded, load_dataset
 
@@ -58,7 +58,7 @@ def _load_public_dataset(name: str, reset: bool) -> None:
         dataset = get_dataset(name)
     except ValueError as exc:
         raise typer.BadParameter(f"{exc} (or demo)", param_hint="--dataset") from None
-    with _graph() as db:
+    with _graph(ctx) as db:
         if reset:
             db.run_write("MATCH (n) DETACH DELETE n")
         elif is_loaded(db, name):
@@ -97,6 +97,7 @@ def _load_public_dataset(name: str, reset: bool) -> None:
 
 
 def demo_data(
+    ctx: typer.Context,
     scale: Annotated[int, typer.Option(help="About this many nodes (300 to 1,000,000+).")] = 300,
     seed: Annotated[int, typer.Option(help="Same seed, same graph.")] = 7,
     reset: Annotated[bool, typer.Option(help="Delete everything in the graph first.")] = False,
@@ -109,11 +110,11 @@ def demo_data(
 ) -> None:
     """Load the demo graph, or a public example graph with --dataset (skipped when already there)."""
     if dataset != "demo":
-        _load_public_dataset(dataset, reset)
+        _load_public_dataset(ctx, dataset, reset)
         return
     from graph_agent.demo import is_loaded, load_demo
 
-    with _graph() as db:
+    with _graph(ctx) as db:
         if reset:
             db.run_write("MATCH (n) DETACH DELETE n")
         elif is_loaded(db):
@@ -122,7 +123,7 @@ def demo_data(
                 f"The demo graph is already loaded ({nodes:,} nodes, {rels:,} relationships) "
                 f"in {db.url}. Use --reset to load it again."
             )
-            _seed_examples(db)
+            _seed_examples(ctx, db)
             return
         columns = (
             TextColumn("Loading the demo graph"),
@@ -143,10 +144,10 @@ def demo_data(
             f"Loaded {stats.nodes:,} nodes and {stats.relationships:,} relationships "
             f"in {stats.seconds:.1f}s into {db.url}."
         )
-        _seed_examples(db)
+        _seed_examples(ctx, db)
 
 
-def _seed_examples(db: GraphDB) -> None:
+def _seed_examples(ctx: typer.Context, db: GraphDB) -> None:
     """The demo's verified questions, taught to the memory (once): they are answered without
     an LLM, like in the playground."""
     from bot.cli.runtime import settings
@@ -157,7 +158,7 @@ def _seed_examples(db: GraphDB) -> None:
         verdict = db.validate(cypher)
         return None if verdict.ok and verdict.read_only is not False else verdict.error or "write"
 
-    with open_memory(settings().memory_location) as mem:
+    with open_memory(settings(ctx).memory_location) as mem:
         report = mem.examples.import_file(seed_examples_path(), validate)
     if report.imported:
         console.print(
@@ -167,13 +168,14 @@ def _seed_examples(db: GraphDB) -> None:
 
 
 def schema(
+    ctx: typer.Context,
     sample: Annotated[int | None, typer.Option(help="Nodes sampled per label.")] = None,
 ) -> None:
     """Print the schema text the LLM sees."""
     from bot.cli.runtime import settings
 
-    s = settings()
-    with _graph() as db:
+    s = settings(ctx)
+    with _graph(ctx) as db:
         graph_schema = db.schema(
             include=s.schema_include or None,
             exclude=s.schema_exclude or None,
@@ -186,6 +188,7 @@ def schema(
 
 
 def query(
+    ctx: typer.Context,
     cypher: Annotated[
         str, typer.Argument(help='A read-only statement, e.g. "MATCH (n) RETURN n LIMIT 5".')
     ],
@@ -197,8 +200,8 @@ def query(
     """Run a read-only query and print the rows as a table."""
     from bot.cli.runtime import settings
 
-    s = settings()
-    with _graph() as db:
+    s = settings(ctx)
+    with _graph(ctx) as db:
         result = db.run_read(
             cypher, timeout_s=s.query_timeout_s if timeout is None else timeout, max_rows=max_rows
         )
@@ -210,11 +213,11 @@ def query(
     console.print(f"{len(result.rows)} rows{more} in {result.elapsed_ms:.1f} ms")
 
 
-def doctor() -> None:
+def doctor(ctx: typer.Context) -> None:
     """Check settings, the data dir, the graph engine and the LLM settings; say what to fix."""
     from bot.cli.runtime import settings
 
-    s = settings()
+    s = settings(ctx)
     table = Table("check", "status", "detail")
     failed = False
 
@@ -239,7 +242,7 @@ def doctor() -> None:
     except OSError as exc:
         report("data dir", False, f"{s.data_dir} is not writable ({exc}); set DATA_DIR")
     try:
-        with _graph() as db:
+        with _graph(ctx) as db:
             report("graph engine", True, f"{db.ping()} at {db.url}")
             check_write_access = getattr(db, "write_access", None)
             if check_write_access is not None:

@@ -33,10 +33,10 @@ _SOURCES = ("seed", "thumbs_up", "self_healed", "admin", "schema")
 
 
 @contextmanager
-def _memory() -> Iterator[Memory]:
+def _memory(ctx: typer.Context) -> Iterator[Memory]:
     from bot.cli.runtime import settings
 
-    mem = open_memory(settings().memory_location)
+    mem = open_memory(settings(ctx).memory_location)
     try:
         yield mem
     finally:
@@ -44,12 +44,12 @@ def _memory() -> Iterator[Memory]:
 
 
 @contextmanager
-def _validator() -> Iterator[Callable[[str], str | None]]:
+def _validator(ctx: typer.Context) -> Iterator[Callable[[str], str | None]]:
     """The current graph engine's validation, as `cypher -> error or None`."""
     from bot.cli.runtime import settings
     from bot.wiring import build_db
 
-    db = build_db(settings())
+    db = build_db(settings(ctx))
 
     def validate(cypher: str) -> str | None:
         verdict = db.validate(cypher)
@@ -68,6 +68,7 @@ def _validator() -> Iterator[Callable[[str], str | None]]:
 
 @memory_app.command("purge")
 def purge(
+    ctx: typer.Context,
     days: Annotated[
         int | None, typer.Option(help="Delete turns older than this (default: RETENTION_DAYS).")
     ] = None,
@@ -75,8 +76,8 @@ def purge(
     """Delete conversation turns older than the retention period, and expired event claims."""
     from bot.cli.runtime import settings
 
-    keep = days if days is not None else settings().retention_days
-    with _memory() as mem:
+    keep = days if days is not None else settings(ctx).retention_days
+    with _memory(ctx) as mem:
         turns = mem.conversations.purge(keep)
         events = mem.events.purge_expired()
     console.print(f"Deleted {turns} turns older than {keep} days and {events} expired events.")
@@ -84,6 +85,7 @@ def purge(
 
 @memory_app.command("forget")
 def forget(
+    ctx: typer.Context,
     user: Annotated[str | None, typer.Option(help="Slack user id (U…) to forget.")] = None,
     thread: Annotated[
         str | None, typer.Option(help="Conversation key (team:channel:thread_ts) to forget.")
@@ -93,7 +95,7 @@ def forget(
     if (user is None) == (thread is None):
         console.print("[red]Give exactly one of --user or --thread.[/red]")
         raise typer.Exit(2)
-    with _memory() as mem:
+    with _memory(ctx) as mem:
         count = mem.conversations.forget(user=user, conversation=thread)
     target = f"user {user}" if user else f"thread {thread}"
     console.print(f"Forgot {target}: {count} turns deleted.")
@@ -101,6 +103,7 @@ def forget(
 
 @memory_app.command("migrate")
 def migrate(
+    ctx: typer.Context,
     to: Annotated[
         str, typer.Option("--to", help="Target: a postgresql:// URL (or a new SQLite file).")
     ],
@@ -115,7 +118,7 @@ def migrate(
     from memory import MemoryStoreError
     from memory.postgres import is_postgres_url, masked
 
-    path = source or settings().memory_path
+    path = source or settings(ctx).memory_path
     if not path.exists():
         console.print(
             f"[red]No memory database at {path}.[/red] Pass --from with the SQLite file to "
@@ -165,6 +168,7 @@ def _examples_table(examples: list[Example]) -> Table:
 
 @examples_app.command("list")
 def list_examples(
+    ctx: typer.Context,
     status: Annotated[
         str | None, typer.Option(help="active, candidate or retired (default: all).")
     ] = None,
@@ -182,7 +186,7 @@ def list_examples(
         raise typer.Exit(2)
     status_filter: ExampleStatus | None = status  # type: ignore[assignment]
     source_filter: ExampleSource | None = source  # type: ignore[assignment]
-    with _memory() as mem:
+    with _memory(ctx) as mem:
         found = mem.examples.list(status=status_filter, source=source_filter, limit=limit)
     if not found:
         console.print("No examples.")
@@ -191,9 +195,11 @@ def list_examples(
 
 
 @examples_app.command("show")
-def show(example_id: Annotated[int, typer.Argument(help="Example id.")]) -> None:
+def show(
+    ctx: typer.Context, example_id: Annotated[int, typer.Argument(help="Example id.")]
+) -> None:
     """Show one example with its Cypher."""
-    with _memory() as mem:
+    with _memory(ctx) as mem:
         ex = mem.examples.get(example_id)
     if ex is None:
         console.print(f"[red]No example {example_id}.[/red]")
@@ -220,6 +226,7 @@ def show(example_id: Annotated[int, typer.Argument(help="Example id.")]) -> None
 
 @examples_app.command("add")
 def add(
+    ctx: typer.Context,
     question: Annotated[str, typer.Option(help="The (standalone) question.")],
     cypher: Annotated[str, typer.Option(help="The verified Cypher that answers it.")],
     skip_validation: Annotated[
@@ -228,20 +235,22 @@ def add(
 ) -> None:
     """Add an admin example, validated on the current graph engine."""
     if not skip_validation:
-        with _validator() as validate:
+        with _validator(ctx) as validate:
             error = validate(cypher)
         if error is not None:
             console.print(f"[red]Not added[/red]: the engine refused the query: {error}")
             raise typer.Exit(1)
-    with _memory() as mem:
+    with _memory(ctx) as mem:
         example_id = mem.examples.add(question, cypher, source="admin")
     console.print(f"Example {example_id} is active.")
 
 
 @examples_app.command("retire")
-def retire(example_id: Annotated[int, typer.Argument(help="Example id.")]) -> None:
+def retire(
+    ctx: typer.Context, example_id: Annotated[int, typer.Argument(help="Example id.")]
+) -> None:
     """Take an example out of use."""
-    with _memory() as mem:
+    with _memory(ctx) as mem:
         changed = mem.examples.retire(example_id)
     if not changed:
         console.print(f"[red]No example {example_id}.[/red]")
@@ -250,9 +259,11 @@ def retire(example_id: Annotated[int, typer.Argument(help="Example id.")]) -> No
 
 
 @examples_app.command("promote")
-def promote(example_id: Annotated[int, typer.Argument(help="Example id.")]) -> None:
+def promote(
+    ctx: typer.Context, example_id: Annotated[int, typer.Argument(help="Example id.")]
+) -> None:
     """Make a candidate (or retired) example active."""
-    with _memory() as mem:
+    with _memory(ctx) as mem:
         changed = mem.examples.promote(example_id)
     if not changed:
         console.print(f"[red]No example {example_id}.[/red]")
@@ -262,10 +273,11 @@ def promote(example_id: Annotated[int, typer.Argument(help="Example id.")]) -> N
 
 @examples_app.command("import")
 def import_examples(
+    ctx: typer.Context,
     file: Annotated[Path, typer.Argument(help="YAML or JSONL of {question, cypher}.", exists=True)],
 ) -> None:
     """Import seed examples, each validated on the current graph engine first."""
-    with _validator() as validate, _memory() as mem:
+    with _validator(ctx) as validate, _memory(ctx) as mem:
         try:
             report = mem.examples.import_file(file, validate)
         except (ValueError, UnicodeDecodeError) as exc:
@@ -288,27 +300,28 @@ def import_examples(
 
 @examples_app.command("export")
 def export(
+    ctx: typer.Context,
     file: Annotated[
         Path, typer.Argument(help="Output .yaml/.yml (YAML) or anything else (JSONL).")
     ],
 ) -> None:
     """Export the active examples."""
-    with _memory() as mem:
+    with _memory(ctx) as mem:
         count = mem.examples.export(file)
     console.print(f"Exported {count} examples to {file}.")
 
 
 @examples_app.command("bootstrap")
-def bootstrap() -> None:
+def bootstrap(ctx: typer.Context) -> None:
     """Generate examples from the graph's schema (source `schema`), replacing older ones."""
     from bot.cli.runtime import settings
     from bot.wiring import agent_config, build_db, refresh_schema_examples
     from graph_agent.agent import Agent
 
-    s = settings()
+    s = settings(ctx)
     db = build_db(s)
     try:
-        with _memory() as mem:
+        with _memory(ctx) as mem:
             agent = Agent(db, None, mem.examples, agent_config(s))
             report = refresh_schema_examples(s, mem, agent, force=True)
     finally:
@@ -338,10 +351,11 @@ def bootstrap() -> None:
 
 
 def stats(
+    ctx: typer.Context,
     days: Annotated[int, typer.Option(help="Period, in days.")] = 30,
 ) -> None:
     """Questions per day, outcomes, attempts, LLM usage, reactions, examples, failing questions."""
-    with _memory() as mem:
+    with _memory(ctx) as mem:
         s = mem.feedback.stats(days)
     per_day = Table(title=f"Questions per day (last {days} days)")
     per_day.add_column("day")

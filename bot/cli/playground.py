@@ -70,11 +70,11 @@ def _stop_on_sigterm() -> None:
         signal.signal(signal.SIGTERM, interrupt)
 
 
-def playground(port: Port = None, no_browser: NoBrowser = False) -> None:
+def playground(ctx: typer.Context, port: Port = None, no_browser: NoBrowser = False) -> None:
     """Try the real bot in your browser, no Slack workspace needed (demo graph if empty)."""
     from bot.cli.runtime import settings
 
-    run_playground(settings(), port=port, open_browser=not no_browser)
+    run_playground(settings(ctx), port=port, open_browser=not no_browser)
 
 
 def register(app: typer.Typer) -> None:

@@ -17,6 +17,7 @@ err_console = Console(stderr=True)
 
 
 def run(
+    ctx: typer.Context,
     host: Annotated[str | None, typer.Option(help="HTTP mode bind address (HOST).")] = None,
     port: Annotated[int | None, typer.Option(help="HTTP mode port (PORT).")] = None,
 ) -> None:
@@ -26,7 +27,7 @@ def run(
     from bot.slack.http_server import SlackHTTPServer
     from bot.wiring import open_runtime, start_schema_examples
 
-    s = settings()
+    s = settings(ctx)
     socket_mode = s.slack_app_token is not None
     try:
         check_tokens(s, socket_mode=socket_mode)

@@ -12,15 +12,15 @@ from bot.cli.slack import run as run_bot
 err_console = Console(stderr=True)
 
 
-def start(port: Port = None, no_browser: NoBrowser = False) -> None:
+def start(ctx: typer.Context, port: Port = None, no_browser: NoBrowser = False) -> None:
     """Start cypherbot: `run` with Slack tokens, otherwise `playground` (the README's first command)."""
-    s = settings()
+    s = settings(ctx)
     token = s.slack_bot_token.get_secret_value() if s.slack_bot_token else ""
     if not token:
         err_console.print("[dim]No SLACK_BOT_TOKEN set: starting the local playground.[/dim]")
         run_playground(s, port=port, open_browser=not no_browser)
         return
-    run_bot()
+    run_bot(ctx)
 
 
 def register(app: typer.Typer) -> None:

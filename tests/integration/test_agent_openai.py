@@ -13,7 +13,6 @@ import pytest
 from typer.testing import CliRunner
 
 import bot.cli
-import bot.cli.runtime
 from graph_agent.agent import Agent
 from graph_agent.examples import InMemoryExampleStore
 from graph_agent.graphdb import GraphDB
@@ -46,7 +45,6 @@ def fake() -> Iterator[FakeOpenAI]:
 def cli_env(
     monkeypatch: pytest.MonkeyPatch, demo_db: GraphDB, graph_data_dir: Path, fake: FakeOpenAI
 ) -> None:
-    monkeypatch.setattr(bot.cli.runtime, "_settings", None)
     monkeypatch.setenv("DATA_DIR", str(graph_data_dir))
     monkeypatch.setenv("GRAPH_URL", "embedded")
     monkeypatch.setenv("GRAPH_NAME", "demo")

@@ -8,7 +8,6 @@ import pytest
 from typer.testing import CliRunner
 
 import bot.cli
-import bot.cli.runtime
 from graph_agent.graphdb import GraphDB
 from tests.conftest import DEMO_GRAPH
 from tests.support.postgres import with_password
@@ -16,7 +15,6 @@ from tests.support.postgres import with_password
 
 @pytest.fixture
 def cli_env(monkeypatch: pytest.MonkeyPatch, demo_db: GraphDB, graph_data_dir: Path) -> None:
-    monkeypatch.setattr(bot.cli.runtime, "_settings", None)
     monkeypatch.setenv("DATA_DIR", str(graph_data_dir))
     monkeypatch.setenv("GRAPH_URL", "embedded")
     monkeypatch.setenv("GRAPH_NAME", DEMO_GRAPH)
@@ -74,7 +72,6 @@ def test_doctor_checks_the_postgresql_memory(
     assert "PostgreSQL" in flat and "p003_schema_examples" in flat
     assert password not in out
     monkeypatch.setenv("MEMORY_URL", "postgresql://postgres@127.0.0.1:1/nowhere")
-    monkeypatch.setattr(bot.cli.runtime, "_settings", None)  # read the environment again
     code, out = invoke("doctor")
     assert code == 1 and "MEMORY_URL" in " ".join(out.split())
 

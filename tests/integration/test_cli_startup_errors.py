@@ -8,14 +8,12 @@ import pytest
 from typer.testing import CliRunner
 
 import bot.cli
-import bot.cli.runtime
 from graph_agent.graphdb import GraphDB
 from tests.conftest import DEMO_GRAPH
 
 
 @pytest.fixture
 def env(monkeypatch: pytest.MonkeyPatch, graph_data_dir: Path) -> pytest.MonkeyPatch:
-    monkeypatch.setattr(bot.cli.runtime, "_settings", None)
     monkeypatch.setenv("DATA_DIR", str(graph_data_dir))
     monkeypatch.setenv("GRAPH_NAME", DEMO_GRAPH)
     for name in (

@@ -12,7 +12,6 @@ import pytest
 from typer.testing import CliRunner
 
 import bot.cli
-import bot.cli.runtime
 from graph_agent.datasets import DATASETS, DatasetStats, get_dataset, is_loaded, load_dataset
 from graph_agent.graphdb import GraphDB, connect
 
@@ -165,7 +164,6 @@ def cli_graph(
     db = connect("embedded", data_dir=graph_data_dir, graph_name=name)
     assert isinstance(db, FalkorGraph)
     db.drop_graph()
-    monkeypatch.setattr(bot.cli.runtime, "_settings", None)
     monkeypatch.setenv("DATA_DIR", str(graph_data_dir))
     monkeypatch.setenv("GRAPH_URL", "embedded")
     monkeypatch.setenv("GRAPH_NAME", name)

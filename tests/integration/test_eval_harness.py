@@ -13,7 +13,6 @@ import pytest
 from typer.testing import CliRunner
 
 import bot.cli
-import bot.cli.runtime
 from graph_agent.agent import Agent
 from graph_agent.evaluation import EvalItem, RunOptions, evaluate, load_items, summarize
 from graph_agent.examples import InMemoryExampleStore
@@ -163,7 +162,6 @@ def test_a_slow_question_times_out_and_the_run_goes_on(demo_db: GraphDB, fake: F
 def cli_env(
     monkeypatch: pytest.MonkeyPatch, demo_db: GraphDB, graph_data_dir: Path, fake: FakeOpenAI
 ) -> None:
-    monkeypatch.setattr(bot.cli.runtime, "_settings", None)
     monkeypatch.setenv("DATA_DIR", str(graph_data_dir))
     monkeypatch.setenv("GRAPH_URL", "embedded")
     monkeypatch.setenv("GRAPH_NAME", "demo")

@@ -8,8 +8,8 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
-import bot.cli.runtime
 from bot.cli import app
+from bot.cli.runtime import CliRuntime
 from bot.settings import Settings
 from memory import Memory, MemoryStoreError, open_memory
 from tests.support.postgres import with_password
@@ -97,18 +97,17 @@ def test_a_target_that_holds_a_memory_is_refused(tmp_path: Path, pg_url: str) ->
 
 def test_the_migrate_command(tmp_path: Path, pg_url: str, monkeypatch: pytest.MonkeyPatch) -> None:
     settings = Settings(_env_file=None, data_dir=tmp_path)  # type: ignore[call-arg]
-    monkeypatch.setattr(bot.cli.runtime, "_settings", settings)
     runner = CliRunner()
-    missing = runner.invoke(app, ["memory", "migrate", "--to", pg_url])
-    assert missing.exit_code == 2 and "No memory database" in missing.output
+    missing = runner.invoke(app, ["memory", "migrate", "--to", pg_url], obj=CliRuntime(settings))
+    assert missing.exit_code == 2 and "No memory database" in " ".join(missing.output.split())
     with open_memory(settings.memory_path) as old:
         _fill(old)
     url, password = with_password(pg_url)
-    done = runner.invoke(app, ["memory", "migrate", "--to", url])
+    done = runner.invoke(app, ["memory", "migrate", "--to", url], obj=CliRuntime(settings))
     assert done.exit_code == 0, done.output
     assert password not in done.output
-    assert "MEMORY_URL=" in done.output
+    assert "MEMORY_URL=" in " ".join(done.output.split())
     with open_memory(pg_url) as new:
         assert len(new.conversations.history("T1:C1:1.0")) == 3
-    again = runner.invoke(app, ["memory", "migrate", "--to", pg_url])
-    assert again.exit_code == 1 and "not empty" in again.output
+    again = runner.invoke(app, ["memory", "migrate", "--to", pg_url], obj=CliRuntime(settings))
+    assert again.exit_code == 1 and "not empty" in " ".join(again.output.split())

@@ -16,7 +16,7 @@ from typer.testing import CliRunner
 
 import bot.cli
 import bot.cli.playground as playground_command
-import bot.cli.runtime
+from bot.cli.runtime import CliRuntime
 from bot.playground import Playground
 from bot.playground.page import slack_text
 from bot.playground.playground import CHANNEL_ID, PEOPLE, ensure_demo
@@ -279,7 +279,6 @@ def test_an_empty_graph_gets_the_demo(scratch_db: GraphDB) -> None:
 @pytest.fixture
 def cli_settings(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Settings:
     s = Settings(_env_file=None, data_dir=tmp_path)  # type: ignore[call-arg]
-    monkeypatch.setattr(bot.cli.runtime, "_settings", s)
     return s
 
 
@@ -291,7 +290,9 @@ def test_start_without_slack_tokens_opens_the_playground(
         "bot.cli.start.run_playground",
         lambda settings, *, port, open_browser: seen.append((port, open_browser)),
     )
-    result = CliRunner().invoke(bot.cli.app, ["start", "--port", "0", "--no-browser"])
+    result = CliRunner().invoke(
+        bot.cli.app, ["start", "--port", "0", "--no-browser"], obj=CliRuntime(cli_settings)
+    )
     assert result.exit_code == 0, result.output
     assert seen == [(0, False)]
 
@@ -302,8 +303,8 @@ def test_start_with_a_slack_token_runs_the_bot(
     cli_settings.slack_bot_token = SecretStr("xoxb-real")
     ran: list[bool] = []
     monkeypatch.setattr(playground_command, "run_playground", lambda *a, **k: ran.append(False))
-    monkeypatch.setattr("bot.cli.start.run_bot", lambda: ran.append(True))
-    result = CliRunner().invoke(bot.cli.app, ["start"])
+    monkeypatch.setattr("bot.cli.start.run_bot", lambda ctx: ran.append(True))
+    result = CliRunner().invoke(bot.cli.app, ["start"], obj=CliRuntime(cli_settings))
     assert result.exit_code == 0, result.output
     assert ran == [True]
 

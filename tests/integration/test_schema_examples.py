@@ -9,9 +9,8 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
-import bot.cli
-import bot.cli.runtime
 from bot.cli import app
+from bot.cli.runtime import CliRuntime
 from bot.settings import Settings
 from bot.wiring import agent_config, refresh_schema_examples
 from graph_agent.agent import Agent
@@ -214,10 +213,9 @@ def test_cli_bootstrap_and_list_schema_examples(
         graph_name=f"scratch_{request.node.name}"[:120],  # the library graph (conftest)
         schema_examples_cap=2,
     )
-    monkeypatch.setattr(bot.cli.runtime, "_settings", settings)
 
     @contextmanager
-    def tmp_memory() -> Iterator[Memory]:
+    def tmp_memory(ctx: object) -> Iterator[Memory]:
         memory = open_memory(tmp_path / "cli.sqlite3")
         try:
             yield memory
@@ -225,14 +223,18 @@ def test_cli_bootstrap_and_list_schema_examples(
             memory.close()
 
     monkeypatch.setattr("bot.cli.memory._memory", tmp_memory)
-    result = CliRunner().invoke(app, ["examples", "bootstrap"])
+    result = CliRunner().invoke(app, ["examples", "bootstrap"], obj=CliRuntime(settings))
     assert result.exit_code == 0, result.output
     out = " ".join(result.output.split())
     assert "kept" in out and "top_count" in out and "Which author wrote the most books?" in out
-    result = CliRunner().invoke(app, ["examples", "list", "--source", "schema", "--limit", "100"])
+    result = CliRunner().invoke(
+        app,
+        ["examples", "list", "--source", "schema", "--limit", "100"],
+        obj=CliRuntime(settings),
+    )
     assert result.exit_code == 0, result.output
     assert "schema" in result.output and "one_hop" in result.output
-    with tmp_memory() as memory:
+    with tmp_memory(None) as memory:
         assert len(memory.examples.list(source="schema", limit=100)) <= 2 * len(SHAPES)
 
 
