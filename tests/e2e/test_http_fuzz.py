@@ -17,10 +17,10 @@ from typing import Any
 
 import pytest
 
+from bot.playground.rig.scripted_llm import ScriptedChatModel
+from bot.playground.rig.slack import ALICE, CHANNEL, SlackRig
 from bot.slack.http_server import HTTPLimits, SlackHTTPServer
 from tests.e2e.conftest import RigFactory
-from tests.support.scripted_llm import ScriptedChatModel
-from tests.support.slack import ALICE, CHANNEL, SlackRig
 
 IO_TIMEOUT_S = 30.0
 """Only bounds a failing test: a socket read that waits this long means the server hung."""
@@ -306,8 +306,8 @@ def test_bad_signatures_and_replayed_timestamps_get_401(rig: SlackRig) -> None:
 def test_a_request_replayed_within_the_window_is_answered_once(
     make_rig: RigFactory,
 ) -> None:
+    from bot.playground.rig.slack import answer_text
     from tests.e2e.test_slack_delivery import slow_model
-    from tests.support.slack import answer_text
 
     rig = make_rig(slow_model(0.0))
     payload = mention_payload(rig)

@@ -6,10 +6,10 @@ from __future__ import annotations
 from typing import Any
 
 from bot.playground.emulator_ai import AISurface
+from bot.playground.rig.scripted_llm import ScriptedChatModel
+from bot.playground.rig.slack import ALICE, BOB, CHANNEL, SlackRig, answer_text, graph_responder
 from bot.slack import render
 from tests.e2e.conftest import RigFactory
-from tests.support.scripted_llm import ScriptedChatModel
-from tests.support.slack import ALICE, BOB, CHANNEL, SlackRig, answer_text, graph_responder
 
 POSTGRES = (
     "MATCH (s:Service)-[:USES]->(:Technology {name: 'PostgreSQL'}) "

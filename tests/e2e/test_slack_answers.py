@@ -4,14 +4,14 @@ from __future__ import annotations
 
 import itertools
 
-from tests.e2e.conftest import RigFactory
-from tests.support.scripted_llm import (
+from bot.playground.rig.scripted_llm import (
     ScriptedChatModel,
     cypher_reply,
     evaluation_reply,
     guard_reply,
 )
-from tests.support.slack import ALICE, CHANNEL, answer_text
+from bot.playground.rig.slack import ALICE, CHANNEL, answer_text
+from tests.e2e.conftest import RigFactory
 
 TEAM_SIZES = (
     "MATCH (p:Person)-[:MEMBER_OF]->(t:Team) "

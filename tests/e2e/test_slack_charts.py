@@ -4,9 +4,9 @@ of names; never with CHARTS=off."""
 from __future__ import annotations
 
 from bot.playground.emulator import SlackEmulator
+from bot.playground.rig.scripted_llm import ScriptedChatModel
+from bot.playground.rig.slack import CHANNEL, answer_text, graph_responder
 from tests.e2e.conftest import RigFactory
-from tests.support.scripted_llm import ScriptedChatModel
-from tests.support.slack import CHANNEL, answer_text, graph_responder
 
 PER_SEVERITY = (
     "MATCH (i:Incident) RETURN i.severity AS severity, count(i) AS incidents ORDER BY severity"

@@ -11,10 +11,10 @@ from typing import Any
 
 import pytest
 
+from bot.playground.rig.scripted_llm import ScriptedChatModel, cypher_reply, guard_reply
+from bot.playground.rig.slack import ALICE, BOB, CHANNEL, answer_text, graph_responder
 from graph_agent.graphdb import GraphConnectionError, GraphDB, QueryTimeoutError
 from tests.e2e.conftest import RigFactory
-from tests.support.scripted_llm import ScriptedChatModel, cypher_reply, guard_reply
-from tests.support.slack import ALICE, BOB, CHANNEL, answer_text, graph_responder
 
 TEAM_COUNT = "MATCH (t:Team) RETURN count(t) AS teams"
 REFERENCE = re.compile(r"Reference: `([0-9a-f]{6})`")

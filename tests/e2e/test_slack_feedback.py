@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
+from bot.playground.rig.scripted_llm import ScriptedChatModel
+from bot.playground.rig.slack import BOB, CHANNEL, SlackRig, answer_text, graph_responder
 from tests.e2e.conftest import RigFactory
-from tests.support.scripted_llm import ScriptedChatModel
-from tests.support.slack import BOB, CHANNEL, SlackRig, answer_text, graph_responder
 
 POSTGRES = (
     "MATCH (s:Service)-[:USES]->(:Technology {name: 'PostgreSQL'}) "

@@ -8,9 +8,9 @@ import pytest
 from typer.testing import CliRunner
 
 import bot.cli
+from bot.playground.rig.postgres import with_password
 from graph_agent.graphdb import GraphDB
 from tests.conftest import DEMO_GRAPH
-from tests.support.postgres import with_password
 
 
 @pytest.fixture

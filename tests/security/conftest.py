@@ -14,6 +14,8 @@ from typing import Any
 import pytest
 from langchain_core.messages import BaseMessage
 
+from bot.playground.rig.scripted_llm import cypher_reply, evaluation_reply, guard_reply
+from bot.playground.rig.slack import prompt_kind
 from graph_agent.graphdb import GraphDB, connect
 from graph_agent.graphdb.falkor import FalkorGraph
 from graph_agent.result import AgentResult, ProgressEvent
@@ -29,8 +31,6 @@ from tests.security.corpus import (
     POISONED_TITLE,
     HostileInput,
 )
-from tests.support.scripted_llm import cypher_reply, evaluation_reply, guard_reply
-from tests.support.slack import prompt_kind
 
 TAG = re.compile(r"\[sec:([a-z0-9_-]+)\]")
 CONNECTION_MARKERS = (

@@ -10,6 +10,16 @@ from typing import Any
 
 import pytest
 
+from bot.playground.rig.scripted_llm import ScriptedChatModel
+from bot.playground.rig.slack import (
+    ALICE,
+    BOB,
+    CHANNEL,
+    SlackRig,
+    answer_text,
+    rig_settings,
+    slack_rig,
+)
 from bot.wiring import build_agent
 from graph_agent.graphdb.falkor import FalkorGraph
 from graph_agent.llm import LLMs
@@ -26,8 +36,6 @@ from tests.security.conftest import (
     tagged,
 )
 from tests.security.corpus import CORPUS, HostileInput
-from tests.support.scripted_llm import ScriptedChatModel
-from tests.support.slack import ALICE, BOB, CHANNEL, SlackRig, answer_text, rig_settings, slack_rig
 
 
 @dataclass

@@ -9,6 +9,8 @@ from typing import Any
 
 import pytest
 
+from bot.playground.rig.scripted_llm import ScriptedChatModel
+from bot.playground.rig.slack import CHANNEL, answer_text, rig_settings, slack_rig
 from bot.wiring import build_agent
 from graph_agent import nodes
 from graph_agent.graphdb.falkor import FalkorGraph
@@ -24,8 +26,6 @@ from guardrails.redact_rows import redact_rows
 from memory import open_memory
 from tests.security.conftest import LEAK_MARKERS, RecordingAgent, compromised_responder, tagged
 from tests.security.corpus import HostileInput
-from tests.support.scripted_llm import ScriptedChatModel
-from tests.support.slack import CHANNEL, answer_text, rig_settings, slack_rig
 
 # The demo graph as one channel sees it: no incidents, no e-mail addresses, no reporting lines.
 RESTRICTIONS = "Incident,Person.email,[REPORTS_TO]"

@@ -9,6 +9,8 @@ from pathlib import Path
 import pytest
 from pydantic import SecretStr
 
+from bot.playground.rig.scripted_llm import ScriptedChatModel
+from bot.playground.rig.slack import CHANNEL, answer_text, rig_settings, slack_rig
 from bot.wiring import build_agent
 from graph_agent.graphdb.falkor import FalkorGraph
 from graph_agent.llm import LLMs
@@ -16,8 +18,6 @@ from graph_agent.result import AgentResult, ProgressEvent
 from guardrails.cypher_policy import CypherPolicy
 from memory import Turn, open_memory
 from tests.security.conftest import RecordingAgent, compromised_responder, tagged
-from tests.support.scripted_llm import ScriptedChatModel
-from tests.support.slack import CHANNEL, answer_text, rig_settings, slack_rig
 
 NEO4J_PASSWORD = "neo4j-Pa55word-for-the-log-test"
 OPENAI_KEY = "sk-test-4f3c2b1a0987654321fedcba"

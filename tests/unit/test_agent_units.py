@@ -7,6 +7,7 @@ from typing import Any, cast
 
 import pytest
 
+from bot.playground.rig.scripted_llm import ScriptedChatModel
 from graph_agent.agent import Agent
 from graph_agent.answer_offline import plain_answer
 from graph_agent.examples import InMemoryExampleStore, normalise_question
@@ -20,7 +21,6 @@ from graph_agent.statement import check_schema, flip_relationships, needs_limit,
 from graph_agent.structured import Evaluation, ask_structured
 from graph_agent.words import plural
 from guardrails.cypher_policy import CypherPolicy
-from tests.support.scripted_llm import ScriptedChatModel
 
 
 def _label(name: str, *props: str, count: int = 10) -> LabelInfo:

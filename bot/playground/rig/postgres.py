@@ -60,7 +60,7 @@ def unavailable_reason() -> str | None:
     return None
 
 
-def with_password(url: str, password: str = "pw-secret") -> tuple[str, str]:
+def with_password(url: str, password: str = "pw-secret") -> tuple[str, str]:  # noqa: S107
     """`url` carrying a password, and that password: its own when it has one (a server that
     checks it), else `password` (the throwaway cluster trusts loopback and ignores it)."""
     parts = urlsplit(url)

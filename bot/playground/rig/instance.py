@@ -1,6 +1,6 @@
 """One bot instance in its own process, for tests and benches of several instances.
 
-`python -m tests.support.instance --memory-url … --api-url … …` runs the real Slack app in
+`python -m bot.playground.rig.instance --memory-url … --api-url … …` runs the real Slack app in
 HTTP mode (real Bolt app, real HTTP server, the memory at `--memory-url`, the graph on the
 embedded server under `--graph-dir`) with a scripted LLM that answers every question with
 `--cypher`. It prints its events URL, then serves until its stdin closes. Questions that
@@ -21,7 +21,7 @@ from pathlib import Path
 
 from langchain_core.messages import BaseMessage
 
-ROOT = Path(__file__).resolve().parents[2]
+ROOT = Path(__file__).resolve().parents[3]
 
 
 def main(argv: list[str] | None = None) -> None:
@@ -40,6 +40,8 @@ def main(argv: list[str] | None = None) -> None:
 
     from pydantic import SecretStr
 
+    from bot.playground.rig.scripted_llm import ScriptedChatModel
+    from bot.playground.rig.slack import graph_responder, prompt_kind, prompt_question
     from bot.settings import Settings
     from bot.slack.app import create_bot
     from bot.slack.http_server import SlackHTTPServer
@@ -47,8 +49,6 @@ def main(argv: list[str] | None = None) -> None:
     from graph_agent.graphdb import connect
     from graph_agent.llm import LLMs
     from memory import open_memory
-    from tests.support.scripted_llm import ScriptedChatModel
-    from tests.support.slack import graph_responder, prompt_kind, prompt_question
 
     settings = Settings(
         _env_file=None,  # type: ignore[call-arg]
@@ -79,7 +79,7 @@ def main(argv: list[str] | None = None) -> None:
         agent = build_agent(settings, memory.examples, db=db, llms=LLMs(cypher=model, fast=model))
         bot = create_bot(settings, agent, memory, socket_mode=False)
         server = SlackHTTPServer(bot.app, host="127.0.0.1", port=0, health={}).start()
-        print(server.events_url, flush=True)
+        print(server.events_url, flush=True)  # noqa: T201 - the parent reads the URL here
         sys.stdin.read()  # the parent closes stdin to stop us
         server.stop()
         bot.close()
@@ -90,7 +90,7 @@ def main(argv: list[str] | None = None) -> None:
 def instance_process(*args: str) -> Iterator[tuple[str, subprocess.Popen[str]]]:
     """Start an instance with these arguments; yield (events URL, process); stop it after."""
     proc = subprocess.Popen(
-        [sys.executable, "-m", "tests.support.instance", *args],
+        [sys.executable, "-m", "bot.playground.rig.instance", *args],
         stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True, cwd=ROOT,
         env={**os.environ, "PYTHONHASHSEED": "0"},
     )  # fmt: skip
