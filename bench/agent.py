@@ -338,6 +338,7 @@ def bench_pruning(threshold: int = 25) -> dict[str, Any]:
                     examples="",
                     hints="",
                     question=question,
+                    previous="",
                 )
             )
             sizes[f"{kind}_chars"] = len(text)
