@@ -55,28 +55,13 @@ def test_two_memories_on_one_file_share_the_lock(tmp_path: Path) -> None:
         second.close()
 
 
-def _open_handles(path: Path) -> int:
-    """File descriptors of this process open on `path` (Linux /proc)."""
-    target = str(path.resolve())
-    count = 0
-    for fd in Path("/proc/self/fd").iterdir():
-        try:
-            if str(fd.readlink()) == target:
-                count += 1
-        except OSError:
-            continue
-    return count
-
-
 def test_short_lived_threads_do_not_leak_connections(tmp_path: Path) -> None:
     # The HTTP server answers every Slack request on a new thread; each used to keep its own
-    # connection open until the process ended.
-    import pytest
-
+    # connection open until the process ended. Counted in the pool's own bookkeeping, not in
+    # /proc's file descriptors: SQLite defers closing a file descriptor while another
+    # connection of the process holds a lock on the file, so that count depends on timing.
     from memory.db import MAX_IDLE_CONNECTIONS
 
-    if not Path("/proc/self/fd").exists():
-        pytest.skip("needs /proc to count open files")
     path = tmp_path / "memory.sqlite3"
     mem = open_memory(path)
     try:
@@ -88,8 +73,11 @@ def test_short_lived_threads_do_not_leak_connections(tmp_path: Path) -> None:
             for thread in threads:
                 thread.start()
             for thread in threads:
-                thread.join(30)
-        assert _open_handles(path) <= MAX_IDLE_CONNECTIONS
+                thread.join()
+        # Every thread ended and gave its connection back: the pool keeps at most its idle
+        # allowance open and has closed the rest.
+        assert len(mem._conns._all) <= MAX_IDLE_CONNECTIONS  # type: ignore[attr-defined]
+        assert len(mem._conns._idle) == len(mem._conns._all)  # type: ignore[attr-defined]
         with mem._conns.connection() as db:  # type: ignore[attr-defined]
             assert rows(db, "SELECT count(*) AS n FROM events")[0]["n"] == 200
     finally:
