@@ -1,4 +1,6 @@
-"""Charts: decision and render time for a 30-row result, and the renderer's install size.
+"""Charts: decision and render time for a 30-row result, the renderer's install size, and how
+long the bot's other threads stop while charts draw (vl-convert in the bot's process, as in
+0.1, against the drawing process the bot uses).
 
     .venv/bin/python bench/charts.py [--quick]
 
@@ -12,7 +14,9 @@ import argparse
 import importlib.util
 import statistics
 import sys
+import threading
 import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -52,6 +56,49 @@ def _install_size_mb() -> float:
     return sum(f.stat().st_size for f in folder.rglob("*") if f.is_file()) / 1e6
 
 
+def _longest_stall_ms(draw: Callable[[], object], rounds: int) -> float:
+    """The longest another thread waited for the interpreter while `draw` ran `rounds` times:
+    a thread that wakes every millisecond and notes the biggest gap between two wake-ups."""
+    done = threading.Event()
+    longest = [0.0]
+
+    def tick() -> None:
+        last = time.perf_counter()
+        while not done.is_set():
+            time.sleep(0.001)
+            now = time.perf_counter()
+            longest[0] = max(longest[0], now - last)
+            last = now
+
+    ticker = threading.Thread(target=tick)
+    ticker.start()
+    try:
+        for _ in range(rounds):
+            draw()
+    finally:
+        done.set()
+        ticker.join()
+    return longest[0] * 1000
+
+
+def _stalls(question: str, quick: bool) -> dict[str, float]:
+    """Other threads' longest stall while charts draw: vl-convert called in this process (it
+    holds the GIL while it renders) against the drawer's child process."""
+    import vl_convert
+
+    columns, rows = SHAPES["bar, 30 categories"]
+    chart_spec = charts.spec(question, columns, rows, charts.decide(columns, rows))
+    rounds = 5 if quick else 20
+    vl_convert.vegalite_to_png(chart_spec, scale=2.0)  # both engines started before measuring
+    charts.render_png(chart_spec)
+    return {
+        "stall_in_process_ms": _longest_stall_ms(
+            lambda: vl_convert.vegalite_to_png(chart_spec, scale=2.0), rounds
+        ),
+        "stall_drawer_ms": _longest_stall_ms(lambda: charts.render_png(chart_spec), rounds),
+    }
+
+
 def run(quick: bool = False) -> dict[str, Any]:
     question = "How many dependents does each service have?"
     started = time.perf_counter()
@@ -88,7 +135,7 @@ def run(quick: bool = False) -> dict[str, Any]:
         "p95_ms": max(s["p95_ms"] for s in shapes),
         "install_mb": _install_size_mb(),
         "shapes": shapes,
-    }
+    } | _stalls(question, quick)
 
 
 def table(figures: dict[str, Any]) -> str:
@@ -105,6 +152,10 @@ def table(figures: dict[str, Any]) -> str:
         f"\nFirst render in a process (the renderer starting): {figures['first_render_ms']:.0f} ms. "
         f"vl-convert-python installed: {figures['install_mb']:.0f} MB. "
         f"{figures['rounds']} rounds per shape."
+        f"\n\nOther threads' longest stall while charts draw: "
+        f"{figures['stall_in_process_ms']:.0f} ms with vl-convert in the bot's process, "
+        f"{figures['stall_drawer_ms']:.0f} ms with the drawing process "
+        f"({figures['stall_drawer_ms'] / max(figures['stall_in_process_ms'], 1e-9):.2f}×)."
     )
     return "\n".join(lines)
 

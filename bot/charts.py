@@ -2,19 +2,30 @@
 Vega-Lite spec, a PNG or SVG rendered locally by vl-convert (no browser, no network, no LLM).
 
 `decide` is pure: columns and rows in, a chart kind (or the reason for none) out. `spec` builds
-the Vega-Lite description, `render_png`/`render_svg` draw it. Everything here works on the rows
-a person may see (already redacted for the channel) and never touches the graph.
+the Vega-Lite description, `render_png`/`render_svg` draw it in a child process (`Drawer`).
+Everything here works on the rows a person may see (already redacted for the channel) and never
+touches the graph.
 """
 
 from __future__ import annotations
 
+import atexit
 import itertools
+import logging
 import math
+import os
 import re
+import subprocess
+import sys
+import threading
 from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import date, datetime
+from multiprocessing.connection import Connection
+from pathlib import Path
 from typing import Any, Literal
+
+logger = logging.getLogger(__name__)
 
 ChartKind = Literal["bar", "line", "scatter", "grouped_bar"]
 
@@ -253,18 +264,184 @@ def alt_text(
     return f"{kind[decision.kind or 'bar']} for “{question.strip()[:120]}”: {first}{more}."[:1000]
 
 
-def render_png(chart_spec: dict[str, Any], *, scale: float = 2.0) -> bytes:
-    """The chart as PNG (scale 2: sharp in Slack's preview and on high-density screens)."""
+class ChartError(RuntimeError):
+    """A chart could not be drawn (too slow, the drawing process died, vl-convert refused)."""
+
+
+def serve_drawings() -> None:
+    """The drawing process's loop: one (format, spec, scale) request at a time from stdin, one
+    ("ok", drawing) or ("error", message) answer on the original stdout, until stdin closes."""
+    import os
+    import signal
+
     import vl_convert
 
-    png: bytes = vl_convert.vegalite_to_png(chart_spec, scale=scale)
+    signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C stops the bot; the bot stops us
+    answers = os.dup(1)
+    os.dup2(2, 1)  # anything the engine prints goes to stderr, never into the answers
+    requests = Connection(0, writable=False)
+    replies = Connection(answers, readable=False)
+    while True:
+        try:
+            fmt, chart_spec, scale = requests.recv()
+        except (EOFError, OSError):
+            return
+        answer: tuple[str, bytes | str]
+        try:
+            drawn: bytes | str = (
+                vl_convert.vegalite_to_png(chart_spec, scale=scale)
+                if fmt == "png"
+                else vl_convert.vegalite_to_svg(chart_spec)
+            )
+            answer = ("ok", drawn)
+        except Exception as exc:  # vl-convert's errors come back as the answer
+            answer = ("error", f"{type(exc).__name__}: {exc}")
+        try:
+            replies.send(answer)
+        except OSError:  # the bot stopped waiting (or stopped): nobody to answer
+            return
+
+
+class Drawer:
+    """Draws charts in a child process of its own.
+
+    vl-convert holds the GIL while it renders (30-100 ms a chart, ~400 ms for the first, while
+    its engine starts), so drawing in a thread stopped every other thread of the bot for that
+    long: Slack acks, other conversations, the playground's page. The child (`python -c` running
+    `serve_drawings`, so it does not depend on how the bot was started) is started on first use
+    or by `warm_up`, draws one chart at a time, and is replaced when it dies or is too slow.
+    """
+
+    def __init__(self, timeout_s: float = 15.0) -> None:
+        self.timeout_s = timeout_s
+        self._lock = threading.Lock()
+        self._process: subprocess.Popen[bytes] | None = None
+        self._send: Connection | None = None
+        self._receive: Connection | None = None
+
+    def draw(self, fmt: Literal["png", "svg"], chart_spec: dict[str, Any], scale: float) -> Any:
+        """The chart drawn as PNG bytes or SVG text; `ChartError` when it cannot be (the caller
+        waits at most twice `timeout_s`: for the process, then for the drawing)."""
+        if not self._lock.acquire(timeout=self.timeout_s):
+            raise ChartError(f"other charts kept the drawing process busy for {self.timeout_s:g} s")
+        try:
+            status, value = self._draw_locked((fmt, chart_spec, scale))
+        finally:
+            self._lock.release()
+        if status != "ok":
+            raise ChartError(value)
+        return value
+
+    def _draw_locked(self, request: tuple[str, dict[str, Any], float]) -> tuple[str, Any]:
+        # A process that died since the last chart may be noticed only here, on the pipe: then
+        # the chart is tried once more in a new one. A chart that kills a new process is not
+        # tried again.
+        for retried in (False, True):
+            fresh = self.pid is None
+            send, receive = self._connections()
+            try:
+                send.send(request)
+                if not receive.poll(self.timeout_s):
+                    self._stop(kill=True)
+                    raise ChartError(f"drawing took longer than {self.timeout_s:g} s")
+                answer: tuple[str, Any] = receive.recv()
+                return answer
+            except (EOFError, OSError) as exc:
+                self._stop(kill=True)
+                if fresh or retried:
+                    raise ChartError(
+                        "the drawing process ended; the next chart starts a new one"
+                    ) from exc
+        raise AssertionError("unreachable")
+
+    def warm_up(self) -> None:
+        """Start the process and its engine in the background, so the first answer's chart
+        does not pay for it."""
+
+        def draw_one() -> None:
+            try:
+                self.draw("svg", _TINY_SPEC, 1.0)
+            except ChartError:
+                logger.warning("the chart engine did not start", exc_info=True)
+
+        threading.Thread(target=draw_one, name="chart-warm-up", daemon=True).start()
+
+    @property
+    def pid(self) -> int | None:
+        """The drawing process's pid while it runs."""
+        process = self._process
+        return process.pid if process is not None and process.poll() is None else None
+
+    def close(self) -> None:
+        with self._lock:
+            self._stop()
+
+    def _connections(self) -> tuple[Connection, Connection]:
+        if self._send is None or self._receive is None or self.pid is None:
+            self._stop()
+            # The package's own directory first on the path: the child imports `bot` even when
+            # the bot runs from a checkout that is not installed.
+            root = str(Path(__file__).resolve().parents[1])
+            env = os.environ | {
+                "PYTHONPATH": os.pathsep.join(filter(None, [root, os.environ.get("PYTHONPATH")]))
+            }
+            process = subprocess.Popen(
+                [sys.executable, "-c", "from bot.charts import serve_drawings; serve_drawings()"],
+                stdin=subprocess.PIPE,
+                stdout=subprocess.PIPE,
+                env=env,
+            )
+            assert process.stdin is not None and process.stdout is not None
+            self._send = Connection(os.dup(process.stdin.fileno()), readable=False)
+            self._receive = Connection(os.dup(process.stdout.fileno()), writable=False)
+            process.stdin.close()
+            process.stdout.close()
+            self._process = process
+        return self._send, self._receive
+
+    def _stop(self, *, kill: bool = False) -> None:
+        """End the drawing process: it ends by itself when its stdin closes; one that is stuck
+        in a drawing (`kill`, or still there after a second) is killed."""
+        send, receive, process = self._send, self._receive, self._process
+        self._send = self._receive = self._process = None
+        for conn in (send, receive):
+            if conn is not None:
+                conn.close()
+        if process is None:
+            return
+        if not kill:
+            try:
+                process.wait(timeout=1)
+                return
+            except subprocess.TimeoutExpired:
+                pass
+        process.kill()
+        process.wait(timeout=5)
+
+
+_TINY_SPEC: dict[str, Any] = {
+    "$schema": VEGA_LITE_SCHEMA,
+    "data": {"values": [{"x": "a", "y": 1}]},
+    "mark": "bar",
+    "encoding": {
+        "x": {"field": "x", "type": "nominal"},
+        "y": {"field": "y", "type": "quantitative"},
+    },
+}
+
+drawer = Drawer()
+"""The process's drawer: every chart of the bot, the CLI and the benchmarks goes through it."""
+atexit.register(drawer.close)
+
+
+def render_png(chart_spec: dict[str, Any], *, scale: float = 2.0) -> bytes:
+    """The chart as PNG (scale 2: sharp in Slack's preview and on high-density screens)."""
+    png: bytes = drawer.draw("png", chart_spec, scale)
     return png
 
 
 def render_svg(chart_spec: dict[str, Any]) -> str:
-    import vl_convert
-
-    svg: str = vl_convert.vegalite_to_svg(chart_spec)
+    svg: str = drawer.draw("svg", chart_spec, 1.0)
     return svg
 
 

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Callable, Sequence
-from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field, replace
 from typing import Protocol
 
@@ -323,21 +322,14 @@ def _upload_csv(client: WebClient, incoming: Incoming, message: render.Rendered)
     )
 
 
-CHART_TIMEOUT_S = 15.0
-"""A chart that takes longer to draw is dropped (logged); the answer is already posted."""
-_drawing = ThreadPoolExecutor(max_workers=2, thread_name_prefix="chart")
-
-
 def _upload_chart(client: WebClient, incoming: Incoming, result: AgentResult) -> None:
     """The answer's chart, after the text (and its CSV) in the same thread, when the rows read
-    better as a picture. Drawn off the answer's path with a time bound; any failure is logged
-    and costs only the chart."""
+    better as a picture. Drawn in the chart process with a time bound (`charts.Drawer`); any
+    failure is logged and costs only the chart: the answer is already posted."""
     try:
         # Titled with the standalone question: "Which of those are tier 1?" names nothing.
         title = result.standalone_question or incoming.text
-        drawn = _drawing.submit(charts.chart_for, title, result.columns, result.rows).result(
-            timeout=CHART_TIMEOUT_S
-        )
+        drawn = charts.chart_for(title, result.columns, result.rows)
     except Exception:
         logger.warning("no chart for %s", incoming.conversation, exc_info=True)
         return

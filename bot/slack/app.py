@@ -12,6 +12,7 @@ from slack_sdk import WebClient
 from slack_sdk.errors import SlackApiError
 from slack_sdk.http_retry.builtin_handlers import RateLimitErrorRetryHandler
 
+from bot import charts
 from bot.settings import Settings, mask_secrets_in_logs
 from bot.slack import render
 from bot.slack.answering import AgentPort, BotDeps, Guards, SettingsGuards
@@ -123,6 +124,8 @@ def create_bot(
         team_id=str(auth.get("team_id", "")),
     )
     register_listeners(app, deps)
+    if settings.charts == "auto":
+        charts.drawer.warm_up()  # the chart engine starts now, not in the first answer's thread
     logger.info("Slack app ready as bot user %s in team %s", deps.bot_user_id, deps.team_id)
     return SlackBot(app, deps)
 

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import os
+import signal
 from datetime import date
 from typing import Any
 
@@ -147,3 +149,49 @@ def test_a_chart_renders_to_png_and_svg() -> None:
 def test_no_chart_says_why() -> None:
     none = charts.chart_for("Who is on call?", ["name"], [["Alice"], ["Bob"]])
     assert isinstance(none, charts.Decision) and "list" in none.reason
+
+
+def test_charts_are_drawn_in_a_process_of_their_own() -> None:
+    """vl-convert holds the GIL while it draws: in the bot's process it stopped every thread."""
+    chart = charts.chart_for("How many incidents of each severity?", ["severity", "n"], SEVERITIES)
+    assert isinstance(chart, charts.Chart)
+    assert charts.drawer.pid is not None
+    assert charts.drawer.pid != os.getpid()
+
+
+def test_a_drawing_process_that_died_is_replaced() -> None:
+    drawer = charts.Drawer()
+    try:
+        assert "<svg" in drawer.draw("svg", charts._TINY_SPEC, 1.0)
+        first = drawer.pid
+        assert first is not None
+        os.kill(first, signal.SIGKILL)
+        assert "<svg" in drawer.draw("svg", charts._TINY_SPEC, 1.0)
+        assert drawer.pid not in (None, first)
+    finally:
+        drawer.close()
+    assert drawer.pid is None
+
+
+def test_a_slow_drawing_is_given_up_and_the_next_one_is_drawn() -> None:
+    drawer = charts.Drawer(timeout_s=0.001)  # less than starting the process takes
+    try:
+        with pytest.raises(charts.ChartError, match="longer than"):
+            drawer.draw("png", charts._TINY_SPEC, 1.0)
+        assert drawer.pid is None, "the stuck process was stopped"
+        drawer.timeout_s = 60.0
+        assert drawer.draw("png", charts._TINY_SPEC, 1.0)[:4] == b"\x89PNG"
+    finally:
+        drawer.close()
+
+
+def test_a_spec_the_engine_refuses_is_an_error_and_the_process_lives_on() -> None:
+    drawer = charts.Drawer()
+    try:
+        with pytest.raises(charts.ChartError, match="conversion failed"):
+            drawer.draw("png", {"mark": 42}, 1.0)
+        pid = drawer.pid
+        assert "<svg" in drawer.draw("svg", charts._TINY_SPEC, 1.0)
+        assert drawer.pid == pid
+    finally:
+        drawer.close()
