@@ -271,7 +271,6 @@ class ChartError(RuntimeError):
 def serve_drawings() -> None:
     """The drawing process's loop: one (format, spec, scale) request at a time from stdin, one
     ("ok", drawing) or ("error", message) answer on the original stdout, until stdin closes."""
-    import os
     import signal
 
     import vl_convert
