@@ -336,8 +336,7 @@ class Drawer:
         # the chart is tried once more in a new one. A chart that kills a new process is not
         # tried again.
         for retried in (False, True):
-            fresh = self.pid is None
-            send, receive = self._connections()
+            send, receive, fresh = self._connections()
             try:
                 send.send(request)
                 if not receive.poll(self.timeout_s):
@@ -375,8 +374,10 @@ class Drawer:
         with self._lock:
             self._stop()
 
-    def _connections(self) -> tuple[Connection, Connection]:
-        if self._send is None or self._receive is None or self.pid is None:
+    def _connections(self) -> tuple[Connection, Connection, bool]:
+        """The pipes to the drawing process, and whether it was started just now."""
+        started = self._send is None or self._receive is None or self.pid is None
+        if started:
             self._stop()
             # The package's own directory first on the path: the child imports `bot` even when
             # the bot runs from a checkout that is not installed.
@@ -396,7 +397,8 @@ class Drawer:
             process.stdin.close()
             process.stdout.close()
             self._process = process
-        return self._send, self._receive
+        assert self._send is not None and self._receive is not None
+        return self._send, self._receive, started
 
     def _stop(self, *, kill: bool = False) -> None:
         """End the drawing process: it ends by itself when its stdin closes; one that is stuck

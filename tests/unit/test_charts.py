@@ -174,11 +174,18 @@ def test_a_drawing_process_that_died_is_replaced() -> None:
 
 
 def test_a_slow_drawing_is_given_up_and_the_next_one_is_drawn() -> None:
-    drawer = charts.Drawer(timeout_s=0.001)  # less than starting the process takes
+    drawer = charts.Drawer()
     try:
+        assert "<svg" in drawer.draw("svg", charts._TINY_SPEC, 1.0)
+        stuck = drawer.pid
+        assert stuck is not None
+        os.kill(stuck, signal.SIGSTOP)  # a drawing that never ends, however fast the machine
+        drawer.timeout_s = 0.2
         with pytest.raises(charts.ChartError, match="longer than"):
             drawer.draw("png", charts._TINY_SPEC, 1.0)
-        assert drawer.pid is None, "the stuck process was stopped"
+        assert drawer.pid is None
+        with pytest.raises(ProcessLookupError):
+            os.kill(stuck, 0)  # killed and reaped, not left behind
         drawer.timeout_s = 60.0
         assert drawer.draw("png", charts._TINY_SPEC, 1.0)[:4] == b"\x89PNG"
     finally:
