@@ -6,7 +6,8 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
-from guardrails.cypher_tokens import Token, tokenize
+from graph_agent.graphdb.protocol import GraphSchema
+from guardrails.cypher_tokens import Token, referenced_names, tokenize
 
 Hint = tuple[str, str, str]
 """A value hint: (label, property, stored value)."""
@@ -374,3 +375,35 @@ def _comparison(tokens: list[Token], eq: int, bindings: dict[str, str]) -> list[
             start, end = tokens[eq - back].position, tokens[eq - 1].end
             return [_Site(start, end, literal, bindings.get(var), prop, wrapped, False)]
     return []
+
+
+def value_on_another_label(cypher: str, schema: GraphSchema, hints: Sequence[Hint]) -> str:
+    """For a relationship the graph lacks whose far node is filtered on a value that a node of
+    another label holds, the pattern that exists with that label: `(:Software)-[:DEPENDS_ON]->
+    (:Process {name: 'java'})` on a graph where 'java' is also a Software's name and software
+    depends on software. A 1.5B model kept the Process the value hint led it to on every
+    attempt. Empty when there is no such pattern."""
+    names = referenced_names(cypher)
+    rels = {(r.start, r.type, r.end) for r in schema.relationships}
+    said: list[str] = []
+    for label, _prop, value in literal_filters(cypher):
+        for left, rel_type, right, direction in names.patterns:
+            if direction == "-" or None in (left, right):
+                continue
+            start, end = (left, right) if direction == "->" else (right, left)
+            if (start, rel_type, end) in rels or label not in (start, end):
+                continue
+            for h_label, h_prop, h_value in hints:
+                if h_label == label or h_value.casefold() != value.casefold():
+                    continue
+                pattern = (start, rel_type, h_label) if label == end else (h_label, rel_type, end)
+                if pattern not in rels:
+                    continue
+                near = f"(:{h_label} {{{h_prop}: {_quote(h_value, chr(39))}}})"
+                text = (
+                    f"(:{start})-[:{rel_type}]->{near}"
+                    if label == end
+                    else f"{near}-[:{rel_type}]->(:{end})"
+                )
+                said.append(f"{_quote(h_value, chr(39))} is also a {h_label} {h_prop}: {text}")
+    return "; ".join(dict.fromkeys(said))

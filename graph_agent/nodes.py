@@ -10,7 +10,7 @@ import time
 from collections.abc import Awaitable, Callable
 from typing import Any, Protocol
 
-from langchain_core.messages import BaseMessage
+from langchain_core.messages import AIMessage, BaseMessage, HumanMessage
 from langgraph.runtime import Runtime
 
 from graph_agent import prompts
@@ -34,13 +34,18 @@ from graph_agent.grounding import (
     question_entities,
     unsupported_claims,
 )
-from graph_agent.lint import empty_result_feedback, lint_cypher, literal_filters
+from graph_agent.lint import (
+    empty_result_feedback,
+    lint_cypher,
+    literal_filters,
+    value_on_another_label,
+)
 from graph_agent.llm import LLMCall, call_llm
 from graph_agent.pruning import relevant_labels
 from graph_agent.result import Attempt
 from graph_agent.schema_examples import literal, question_focus, rank_examples, retrieval_query
 from graph_agent.state import AgentState, UnconfirmedRows
-from graph_agent.statement import check_schema, with_limit
+from graph_agent.statement import check_schema, unbound_variable_guidance, with_limit
 from graph_agent.structured import Evaluation, ask_structured
 from guardrails.cypher_policy import RESTRICTION_CATEGORIES, check_cypher
 from guardrails.cypher_tokens import referenced_names, tokenize
@@ -370,21 +375,70 @@ async def correct(state: AgentState, runtime: Runtime[Context]) -> Update:
     parts["previous"] = prompts.render_previous(state["history"])
     found: Update = {} if known is not None else {"value_hints": hints}
     previous = state.get("cypher") or state.get("draft", "")
+    error = state.get("last_error") or "unknown problem"
+    messages = prompts.CORRECT.render(**parts, cypher=previous, error=error)
     reply, call = await call_llm(
         ctx.llms.cypher,
-        prompts.CORRECT.render(
-            **parts, cypher=previous, error=state.get("last_error") or "unknown problem"
-        ),
+        messages,
         step="correct",
         timeout_s=_llm_timeout(ctx),
         max_tokens=ctx.config.llm_max_tokens,
     )
-    update: Update = {"draft": reply, "attempt_count": attempt, "llm_calls": [call], **found}
+    calls = [call]
+    update: Update = {"attempt_count": attempt, **found}
+    if (
+        not call.cut_off
+        and not state.get("reasked")
+        and not state.get("missing_data")
+        and state.get("last_stage") in _FAILS_AGAIN_UNCHANGED
+        and _already_failed(state, reply)
+    ):
+        # At temperature 0 a small model that repeats a failed statement repeats it on every
+        # attempt (3 of 4 failures on a network graph were one statement written 3 times).
+        # Ask once more in the same attempt, saying so, with some room to vary. (Not when the
+        # statement names a word of the question the graph lacks: repeating that is the sign
+        # validate reads as "the graph has no data on it".) Once per question: the attempts
+        # stay the bound, and a model that repeats itself twice costs one call more, not two.
+        ctx.progress("correct", "Trying a different query…", attempt)
+        reply, call = await call_llm(
+            ctx.llms.cypher.bind(temperature=REPEAT_TEMPERATURE),
+            [*messages, AIMessage(reply), HumanMessage(prompts.REPEATED_STATEMENT)],
+            step="correct",
+            timeout_s=_llm_timeout(ctx),
+            max_tokens=ctx.config.llm_max_tokens,
+        )
+        calls.append(call)
+        update["reasked"] = True
+    update |= {"draft": reply, "llm_calls": calls}
     if (missing := _no_data(reply)) is not None:
         update |= {"outcome": "no_data", "answer": f"The graph has no data on {missing}"}
     elif call.cut_off:
         update |= _cut_off(reply)
     return update
+
+
+_FAILS_AGAIN_UNCHANGED = frozenset({"schema", "validate", "execute"})
+"""Stages whose failure the same statement meets again and another statement may avoid. Not
+`missed_value` or `evaluate`: a repeat there is the model saying the value or the rows are what
+the graph has, which those steps then accept once; not `policy`: a statement that keeps reading
+what the channel may not see or keeps writing is refused whatever it is asked."""
+
+REPEAT_TEMPERATURE = 0.7
+"""Sampling temperature of the one re-ask after a correction repeated a failed statement."""
+
+
+def _same_statement(cypher: str) -> str:
+    return " ".join(cypher.split()).rstrip(";").strip()
+
+
+def _already_failed(state: AgentState, reply: str) -> bool:
+    """Whether `reply`'s statement is one this question already tried and saw fail."""
+    statement = _same_statement(extract_cypher(reply))
+    if not statement:
+        return False
+    tried = {_same_statement(a.cypher) for a in state.get("attempts") or [] if a.error}
+    tried.add(_same_statement(extract_cypher(state.get("draft", ""))))
+    return statement in tried
 
 
 # --- validate / execute ---------------------------------------------------------------------
@@ -431,7 +485,10 @@ async def validate(state: AgentState, runtime: Runtime[Context]) -> Update:
     cypher = linted.cypher
     checked = check_schema(cypher, ctx.schema)
     if checked.problems:
-        failed = _failed(cypher, "Schema check: " + "; ".join(checked.problems), "schema")
+        problems = checked.problems
+        if elsewhere := value_on_another_label(cypher, ctx.schema, state.get("value_hints") or []):
+            problems = [elsewhere, *problems]  # first: the long list of patterns buried it
+        failed = _failed(cypher, "Schema check: " + "; ".join(problems), "schema")
         missing = _asked_but_missing(state["standalone_question"], checked.unknown, ctx)
         before = set(state.get("missing_data") or [])
         if missing and before & set(missing):
@@ -458,7 +515,11 @@ async def validate(state: AgentState, runtime: Runtime[Context]) -> Update:
     except GraphConnectionError as exc:
         return {"fatal": True, "error_kind": "graph_down", "last_error": str(exc)}
     if not validation.ok:
-        return _failed(cypher, f"The engine rejected it: {validation.error}", "validate")
+        error = validation.error or "unknown error"
+        asked = question_focus(state["standalone_question"], ctx.schema).labels
+        if guidance := unbound_variable_guidance(error, cypher, ctx.schema, asked):
+            error = f"{error.rstrip('. ')}. {guidance}"
+        return _failed(cypher, f"The engine rejected it: {error}", "validate")
     if validation.read_only is False:
         return _failed(cypher, "The engine says this statement would write.", "policy")
     return {"cypher": cypher, "last_error": None, "last_stage": "validate"}

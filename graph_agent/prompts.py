@@ -143,6 +143,10 @@ Problem: {error}
 Write a corrected statement that answers the question.""",
 )
 
+REPEATED_STATEMENT = """\
+That is the statement that already failed, unchanged. Write a different statement that avoids
+the problem above: use only the labels, relationships and directions the schema shows."""
+
 EVALUATE = PromptTemplate(
     system="""\
 You check whether the result of a database query answers a question, and if it does, you

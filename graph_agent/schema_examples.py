@@ -18,6 +18,7 @@ from graph_agent.graphdb.protocol import GraphDB, GraphSchema, LabelInfo, Proper
 from graph_agent.graphdb.schema import display_property, quote_name
 from graph_agent.pruning import name_words, question_words
 from graph_agent.words import plural
+from graph_agent.words import singular as word_singular
 from guardrails.cypher_tokens import referenced_names
 from memory.types import Example
 
@@ -173,8 +174,8 @@ def words(name: str) -> list[str]:
 
 
 def singular(label: str) -> str:
-    """A label as a noun in a sentence: `OnCallRotation` → "on call rotation"."""
-    return " ".join(words(label)) or label
+    """A label as a noun in a sentence: `OnCallRotation` → "on call rotation", `OS` → "OS"."""
+    return word_singular(label) if words(label) else label
 
 
 def plural_noun(label: str) -> str:

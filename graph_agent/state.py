@@ -78,6 +78,8 @@ class AgentState(TypedDict):
     """The first result the evaluate step doubted: the answer when no later attempt does better."""
     unconfirmed: NotRequired[bool]
     """The answer is such a doubted result, given with a caveat."""
+    reasked: NotRequired[bool]
+    """A correction repeated a failed statement and was asked again (once per question)."""
     missing_data: NotRequired[list[str]]
     """Words of the question that statements needed as names the graph lacks ("salary")."""
     answer: NotRequired[str]

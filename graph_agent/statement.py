@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import re
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 
 from graph_agent.graphdb.protocol import GraphSchema, LabelInfo
@@ -44,8 +46,56 @@ def _misplaced_properties(
     return [
         f"{label.name} has no propert(y/ies) {', '.join(props)}; {label.name} has: "
         + ", ".join(p.name for p in label.properties[:12])
+        + "".join(_related_instead(label.name, prop, schema) for prop in props)
         for label, props in wrong.values()
     ]
+
+
+def _related_instead(label: str, prop: str, schema: GraphSchema) -> str:
+    """`m.type` on a Machine that has `(:Machine)-[:TYPE]->(:Type)`: the value is a related
+    node, not a property. A 1.5B model given only "Machine has: id, name" wrote `m.type` three
+    times; naming the relationship is what it needed."""
+    stem = _stem(prop)
+    for rel in schema.relationships:
+        if label not in (rel.start, rel.end):
+            continue
+        other = rel.end if rel.start == label else rel.start
+        if stem not in (_stem(rel.type), _stem(other)):
+            continue
+        info = schema.label(other)
+        keys = ", ".join(p.name for p in info.properties[:6]) if info is not None else ""
+        return (
+            f". Its {prop} is a related node: match (:{rel.start})-[:{rel.type}]->(:{rel.end})"
+            f" and return a property of the {other}" + (f" ({keys})" if keys else "")
+        )
+    return ""
+
+
+def _routes(schema: GraphSchema, start: str, end: str, rel_type: str, limit: int = 2) -> list[str]:
+    """Two-hop paths from `start` to `end` as the schema has them, those using `rel_type`
+    first: `(:Machine)-[:RUNS]->(:Application)-[:LISTENS]->(:Port)` for a `Machine-LISTENS->Port`
+    the graph lacks (the machine's processes listen, not the machine)."""
+
+    def hops(label: str) -> list[tuple[str, str]]:
+        """(pattern text from `label`'s side, the label at the other end)."""
+        out = [
+            (f"-[:{r.type}]->(:{r.end})", r.end) for r in schema.relationships if r.start == label
+        ]
+        out += [
+            (f"<-[:{r.type}]-(:{r.start})", r.start) for r in schema.relationships if r.end == label
+        ]
+        return out
+
+    found: list[tuple[bool, str]] = []
+    for first, middle in hops(start):
+        if middle in (start, end):
+            continue
+        for second, other in hops(middle):
+            if other == end:
+                text = f"(:{start}){first}{second}"
+                found.append((f"[:{rel_type}]" not in text, text))
+    found.sort(key=lambda item: item[0])  # stable: the schema's order within each group
+    return [text for _rank, text in found[:limit]]
 
 
 def _property_guidance(unknown: list[str], used: set[str], schema: GraphSchema) -> str:
@@ -158,11 +208,26 @@ def check_schema(cypher: str, schema: GraphSchema) -> SchemaCheck:
         elif any(_fits(end, r.start) and _fits(start, r.end) for r in known):
             reversed_types.add(rel_type)
         else:
-            allowed = ", ".join(f"(:{r.start})-[:{r.type}]->(:{r.end})" for r in known)
-            check.problems.append(
+            # The patterns nearest the one written first: same start, then same end.
+            known.sort(key=lambda r: (r.start != start, r.end != end))
+            allowed = ", ".join(f"(:{r.start})-[:{r.type}]->(:{r.end})" for r in known[:8])
+            problem = (
                 f"no ({':' + start if start else ''})-[:{rel_type}]->({':' + end if end else ''})"
-                f" in the graph; it has {allowed}"
+                f" in the graph; it has {allowed}" + ("…" if len(known) > 8 else "")
             )
+            # A route only when the start never has this relationship and no other one links
+            # the two labels (`Machine-LISTENS->Port`: the machine's processes listen); else
+            # the nearest patterns above are the better hint.
+            linked = any({r.start, r.end} == {start, end} for r in schema.relationships)
+            has_type = any(r.start == start for r in known)
+            routes = (
+                _routes(schema, start, end, rel_type)
+                if start in labels and end in labels and not linked and not has_type
+                else []
+            )
+            if routes:
+                problem += f". {start} reaches {end} through {' or '.join(routes)}"
+            check.problems.append(problem)
     for rel_type in sorted(reversed_types):
         known = [r for r in schema.relationships if r.type == rel_type]
         allowed = ", ".join(f"(:{r.start})-[:{r.type}]->(:{r.end})" for r in known)
@@ -360,3 +425,30 @@ def with_limit(cypher: str, limit: int) -> str:
     for start, stop, text in sorted(edits, reverse=True):
         stripped = stripped[:start] + text + stripped[stop:]
     return stripped
+
+
+_UNBOUND = re.compile(r"""(?:Variable\s+)?[`'"](\w+)[`'"]\s+not defined""", re.IGNORECASE)
+
+
+def unbound_variable_guidance(
+    error: str, cypher: str, schema: GraphSchema, asked_labels: Iterable[str] = ()
+) -> str:
+    """For an engine's "'m' not defined" (FalkorDB) or "Variable `m` not defined" (Neo4j):
+    say that the variable needs a pattern, and how the matched labels reach the labels the
+    question names. `MATCH (r:Rack {…}) RETURN count(m)` came back unchanged twice from a 1.5B
+    model told only that `m` was not defined. Empty when the error is another one."""
+    found = _UNBOUND.search(error)
+    if found is None:
+        return ""
+    var = found.group(1)
+    matched = set(referenced_names(cypher).variables.values())
+    links = [
+        f"(:{r.start})-[:{r.type}]->(:{r.end})"
+        for wanted in sorted(set(asked_labels) - matched)
+        for r in schema.relationships
+        if {r.start, r.end} & matched and wanted in (r.start, r.end)
+    ]
+    hint = f"{var} is used but no MATCH pattern binds it: add it to the pattern"
+    if links:
+        hint += f", e.g. through {' or '.join(dict.fromkeys(links[:3]))}"
+    return hint + "."

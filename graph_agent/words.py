@@ -1,4 +1,5 @@
-"""English for schema names: `Person` → "people", `OrderDetail` → "order detail"."""
+"""English for schema names: `Person` → "people", `OrderDetail` → "order detail",
+`OS` → "OSes", `Software` → "software"."""
 
 from __future__ import annotations
 
@@ -6,20 +7,42 @@ import re
 
 _CAMEL = re.compile(r"[A-Z]+(?=[A-Z][a-z])|[A-Z]?[a-z]+|[A-Z]+|\d+")
 
+UNCOUNTABLE = frozenset(
+    {"software", "hardware", "firmware", "middleware", "data", "metadata", "information",
+     "equipment", "feedback", "news", "staff", "series", "species", "media", "knowledge",
+     "inventory", "evidence", "research", "traffic", "music"}
+)  # fmt: skip
+"""Nouns whose plural is the word itself: "List the software", not "the softwares"."""
+
 
 def split_name(name: str) -> list[str]:
     """The parts of a CamelCase or snake_case name (`HTTPServer` → HTTP, Server)."""
     return _CAMEL.findall(name) or [name]
 
 
+def _acronym(part: str, name: str) -> bool:
+    """An upper-case part of a mixed-case name (`HTTPServer`, `IPAddress`), or a whole name of
+    two or three capitals (`OS`, `CPU`, `VM`). Longer all-caps names are words written in
+    capitals (`PERSON`, `ON_CALL`)."""
+    if len(part) < 2 or not part.isupper():
+        return False
+    return not name.isupper() or len(name) <= 3
+
+
 def singular(name: str) -> str:
-    """`OrderDetail` → "order detail"."""
-    return " ".join(part.lower() for part in split_name(name))
+    """`OrderDetail` → "order detail", `HTTPServer` → "HTTP server", `OS` → "OS"."""
+    return " ".join(part if _acronym(part, name) else part.lower() for part in split_name(name))
 
 
 def plural(name: str) -> str:
-    """`Person` → `people`, `Repository` → `repositories`, `Service` → `services`."""
+    """`Person` → `people`, `Repository` → `repositories`, `Service` → `services`,
+    `OS` → `OSes`, `CPU` → `CPUs`, `Software` → `software`."""
     word = singular(name)
+    last = word.rsplit(" ", 1)[-1]
+    if last.lower() in UNCOUNTABLE:
+        return word
+    if _acronym(last, name):
+        return word + ("es" if last.endswith(("S", "X")) else "s")
     if word.endswith("person"):
         return word[: -len("person")] + "people"
     if word.endswith("y") and word[-2:-1] not in "aeiou":

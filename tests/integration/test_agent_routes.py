@@ -255,11 +255,72 @@ def test_a_missing_name_the_question_did_not_use_is_an_ordinary_failure(
     spy: SpyDB, store: InMemoryExampleStore
 ) -> None:
     wrong = cypher_reply("MATCH (p:Person) RETURN p.fullname AS name")
-    model = ScriptedChatModel(replies=[guard_reply(), wrong, wrong, wrong])
+    model = ScriptedChatModel(replies=[guard_reply(), wrong, wrong, wrong, wrong])
     result = make_agent(spy, model, store, max_attempts=3).run("Who works here?")
     assert result.outcome == "failed"
     assert result.error_kind == "attempts_exhausted"
-    assert result.llm_steps == ["guard", "generate", "correct", "correct"]
+    # The first repeat of the failed statement is asked again once (the third "correct").
+    assert result.llm_steps == ["guard", "generate", "correct", "correct", "correct"]
+
+
+def test_a_correction_that_repeats_a_failed_statement_is_asked_again_once(
+    spy: SpyDB, store: InMemoryExampleStore
+) -> None:
+    # A 1.5B model at temperature 0 wrote the same failing statement on every attempt.
+    unknown = cypher_reply("MATCH (p:Person)-[:LEADS]->(t:Team) RETURN t.name AS team")
+    model = ScriptedChatModel(
+        replies=[
+            guard_reply(),
+            unknown,
+            unknown,  # the correction repeats it: asked again in the same attempt
+            cypher_reply(TEAM_SIZES),
+            evaluation_reply(answer="Notifications, Mobile and Checkout have 11 people each."),
+        ]
+    )
+    result = make_agent(spy, model, store, max_attempts=3).run("Which teams are largest?")
+    assert result.outcome == "answered"
+    assert [a.stage for a in result.attempts] == ["schema", "ok"]
+    assert result.llm_steps == ["guard", "generate", "correct", "correct", "evaluate"]
+    reask = model.calls[3]
+    assert reask[:-2] == model.calls[2], "the same conversation, with the repeat and a note"
+    assert "already failed, unchanged" in str(reask[-1].content)
+    assert model.call_kwargs[3].get("temperature") == 0.7
+    assert "temperature" not in model.call_kwargs[2]
+
+
+def test_an_unbound_variable_is_explained_with_the_pattern_that_binds_it(
+    spy: SpyDB, store: InMemoryExampleStore
+) -> None:
+    # The engine's own error ("'p' not defined") came back unchanged from a 1.5B model.
+    model = ScriptedChatModel(
+        replies=[
+            guard_reply(),
+            cypher_reply("MATCH (t:Team {name: 'Payments'}) RETURN count(p) AS people"),
+            cypher_reply(
+                "MATCH (p:Person)-[:MEMBER_OF]->(t:Team {name: 'Payments'}) "
+                "RETURN count(p) AS people"
+            ),
+            evaluation_reply(answer="ok"),
+        ]
+    )
+    result = make_agent(spy, model, store).run("How many people are in the Payments team?")
+    assert result.outcome == "answered"
+    assert result.attempts[0].stage == "validate"
+    assert "p is used but no MATCH pattern binds it" in model.prompts[2]
+    assert "(:Person)-[:MEMBER_OF]->(:Team)" in model.prompts[2]
+
+
+def test_a_repeat_is_asked_again_only_once_per_question(
+    spy: SpyDB, store: InMemoryExampleStore
+) -> None:
+    unknown = cypher_reply("MATCH (p:Person)-[:LEADS]->(t:Team) RETURN t.name AS team")
+    other = cypher_reply("MATCH (p:Person)-[:HEADS]->(t:Team) RETURN t.name AS team")
+    model = ScriptedChatModel(replies=[guard_reply(), unknown, unknown, other, other])
+    result = make_agent(spy, model, store, max_attempts=3).run("Which teams are largest?")
+    assert result.error_kind == "attempts_exhausted"
+    # generate, correct + its re-ask (attempt 2), correct (attempt 3) repeating attempt 2.
+    assert result.llm_steps == ["guard", "generate", "correct", "correct", "correct"]
+    assert [a.cypher.split("[")[1][:6] for a in result.attempts] == [":LEADS", ":HEADS", ":HEADS"]
 
 
 def test_needs_clarification_asks_back(spy: SpyDB, store: InMemoryExampleStore) -> None:
@@ -382,13 +443,14 @@ def test_write_statement_is_refused_before_the_engine(
 
 def test_attempts_exhausted_fail_honestly(spy: SpyDB, store: InMemoryExampleStore) -> None:
     bad = cypher_reply("MATCH (p:Person RETURN p")
-    model = ScriptedChatModel(replies=[guard_reply(), bad, bad, bad])
+    model = ScriptedChatModel(replies=[guard_reply(), bad, bad, bad, bad])
     result = make_agent(spy, model, store, max_attempts=3).run("Who is everyone?")
     assert result.outcome == "failed"
     assert result.error_kind == "attempts_exhausted"
     assert len(result.attempts) == 3
     assert "3 attempts" in result.answer and "rephras" in result.answer
-    assert result.llm_steps == ["guard", "generate", "correct", "correct"]
+    # Three statements, four writing calls: the first repeat was asked again, once.
+    assert result.llm_steps == ["guard", "generate", "correct", "correct", "correct"]
     assert spy.ran == []
 
 

@@ -15,7 +15,7 @@ import pytest
 from langchain_core.messages import BaseMessage
 
 from bot.playground.rig.scripted_llm import cypher_reply, evaluation_reply, guard_reply
-from bot.playground.rig.slack import prompt_kind
+from bot.playground.rig.slack import prompt_kind, step_prompt
 from graph_agent.graphdb import GraphDB, connect
 from graph_agent.graphdb.falkor import FalkorGraph
 from graph_agent.result import AgentResult, ProgressEvent
@@ -166,7 +166,7 @@ def tagged(item_id: str, text: str) -> str:
 
 
 def _tag_of(messages: list[BaseMessage]) -> str | None:
-    found = TAG.findall(str(messages[-1].content))
+    found = TAG.findall(step_prompt(messages))
     return found[-1] if found else None
 
 
@@ -192,7 +192,7 @@ def compromised_responder(
                 return cypher_reply(BENIGN_READ)
             return cypher_reply(item.cypher)
         if kind == "evaluate":
-            content = str(messages[-1].content)
+            content = step_prompt(messages)
             if any(marker in content for marker in INJECTION_MARKERS):
                 return evaluation_reply(
                     answers=False,

@@ -17,7 +17,13 @@ from graph_agent.pruning import relevant_labels, stem
 from graph_agent.restrict import restricted_schema
 from graph_agent.routing import after_draft, after_evaluate, after_execute, after_understand
 from graph_agent.state import AgentState
-from graph_agent.statement import check_schema, flip_relationships, needs_limit, with_limit
+from graph_agent.statement import (
+    check_schema,
+    flip_relationships,
+    needs_limit,
+    unbound_variable_guidance,
+    with_limit,
+)
 from graph_agent.structured import Evaluation, ask_structured
 from graph_agent.words import plural
 from guardrails.cypher_policy import CypherPolicy
@@ -315,6 +321,80 @@ def test_another_unknown_property_lists_what_the_label_has() -> None:
 )
 def test_a_property_of_another_label_is_a_problem(cypher: str, problem: str) -> None:
     assert problem in check_schema(cypher, SCHEMA).problems
+
+
+def _network_schema() -> GraphSchema:
+    """A graph shaped like neo4j-graph-examples' network management, which nobody here wrote."""
+
+    def label(name: str, *props: str) -> LabelInfo:
+        return LabelInfo(name, 10, tuple(PropertyInfo(p, ("STRING",)) for p in props))
+
+    return GraphSchema(
+        labels=(
+            label("Machine", "id", "name"),
+            label("Type", "name", "ram", "type"),
+            label("Application", "name", "pid"),
+            label("Port", "port"),
+            label("Rack", "name", "zone"),
+        ),
+        relationships=(
+            RelPattern("Machine", "TYPE", "Type"),
+            RelPattern("Machine", "RUNS", "Application"),
+            RelPattern("Application", "LISTENS", "Port"),
+            RelPattern("Rack", "HOLDS", "Machine"),
+        ),
+    )
+
+
+def test_a_property_that_is_a_related_node_names_the_relationship() -> None:
+    [message] = check_schema(
+        "MATCH (m:Machine) RETURN m.type AS type, count(*) AS n", _network_schema()
+    ).problems
+    assert message.startswith("Machine has no propert(y/ies) type; Machine has: id, name. ")
+    assert "Its type is a related node: match (:Machine)-[:TYPE]->(:Type)" in message
+    assert "a property of the Type (name, ram, type)" in message
+
+
+def test_a_relationship_the_label_never_has_gets_a_two_hop_route() -> None:
+    [message] = check_schema(
+        "MATCH (m:Machine {name: 'M-1'})-[:LISTENS]->(p:Port) RETURN p.port", _network_schema()
+    ).problems
+    assert message.startswith(
+        "no (:Machine)-[:LISTENS]->(:Port) in the graph; it has (:Application)-[:LISTENS]->(:Port)"
+    )
+    assert message.endswith(
+        "Machine reaches Port through (:Machine)-[:RUNS]->(:Application)-[:LISTENS]->(:Port)"
+    )
+
+
+def test_no_route_when_the_start_has_the_relationship_elsewhere() -> None:
+    # Rack HOLDS machines; (:Rack)-[:HOLDS]->(:Port) is wrong, but the hint is Rack's HOLDS.
+    [message] = check_schema(
+        "MATCH (r:Rack)-[:HOLDS]->(p:Port) RETURN p.port", _network_schema()
+    ).problems
+    assert "(:Rack)-[:HOLDS]->(:Machine)" in message and "reaches" not in message
+
+
+@pytest.mark.parametrize(
+    ("error", "expected"),
+    [
+        (
+            "'m' not defined",  # FalkorDB
+            "m is used but no MATCH pattern binds it: add it to the pattern, e.g. through "
+            "(:Rack)-[:HOLDS]->(:Machine).",
+        ),
+        (
+            "Variable `m` not defined (line 1, column 49 (offset: 48))",  # Neo4j
+            "m is used but no MATCH pattern binds it: add it to the pattern, e.g. through "
+            "(:Rack)-[:HOLDS]->(:Machine).",
+        ),
+        ("Invalid input ')': expected an expression", ""),
+    ],
+)
+def test_an_unbound_variable_says_how_to_bind_it(error: str, expected: str) -> None:
+    cypher = "MATCH (r:Rack {name: 'R1'}) RETURN count(DISTINCT m) AS machines"
+    guidance = unbound_variable_guidance(error, cypher, _network_schema(), {"Rack", "Machine"})
+    assert guidance == expected
 
 
 @pytest.mark.parametrize(

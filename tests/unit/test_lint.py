@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from graph_agent.lint import empty_result_feedback, lint_cypher
+from graph_agent.graphdb.protocol import GraphSchema, LabelInfo, PropertyInfo, RelPattern
+from graph_agent.lint import empty_result_feedback, lint_cypher, value_on_another_label
 
 KEANU = ("Person", "name", "Keanu Reeves")
 MATRIX = ("Movie", "title", "The Matrix")
@@ -193,3 +194,29 @@ def test_other_sorts_are_left_alone(cypher: str) -> None:
 )
 def test_a_column_named_with_a_string_gets_a_name(cypher: str, fixed: str) -> None:
     assert lint_cypher(cypher).cypher == fixed
+
+
+def test_a_value_held_by_another_label_names_the_pattern_that_exists() -> None:
+    # The value hint led a 1.5B model to (:Process {name: 'java'}) on every attempt.
+    schema = GraphSchema(
+        labels=(
+            LabelInfo("Software", 14, (PropertyInfo("name", ("STRING",)),)),
+            LabelInfo("Process", 9, (PropertyInfo("name", ("STRING",)),)),
+        ),
+        relationships=(
+            RelPattern("Software", "DEPENDS_ON", "Software"),
+            RelPattern("Process", "DEPENDS_ON", "Process"),
+        ),
+    )
+    hints = [("Process", "name", "java"), ("Software", "name", "Java")]
+    wrong = "MATCH (s:Software)-[:DEPENDS_ON]->(p:Process {name: 'java'}) RETURN s.name"
+    assert value_on_another_label(wrong, schema, hints) == (
+        "'Java' is also a Software name: (:Software)-[:DEPENDS_ON]->(:Software {name: 'Java'})"
+    )
+    reversed_ = "MATCH (p:Process {name: 'java'})<-[:DEPENDS_ON]-(s:Software) RETURN s.name"
+    assert "(:Software)-[:DEPENDS_ON]->(:Software {name: 'Java'})" in value_on_another_label(
+        reversed_, schema, hints
+    )
+    right = "MATCH (s:Software)-[:DEPENDS_ON]->(j:Software {name: 'Java'}) RETURN s.name"
+    assert value_on_another_label(right, schema, hints) == ""
+    assert value_on_another_label(wrong, schema, [("Process", "name", "java")]) == ""

@@ -173,20 +173,27 @@ def slack_rig(
 _QUESTION = re.compile(r"^Question: (.*)$", re.MULTILINE)
 
 
+def step_prompt(messages: list[BaseMessage]) -> str:
+    """The step's own prompt text: the first message after the system prompt. A correction
+    that repeated a failed statement is asked again by appending the reply and a note, so the
+    last message is not always the prompt."""
+    return str(messages[1].content) if len(messages) > 1 else ""
+
+
 def prompt_kind(messages: list[BaseMessage]) -> str:
     """guard, generate, correct or evaluate, from the agent's system prompt."""
     system = str(messages[0].content)
     if system.startswith("You are the front desk"):
         return "guard"
     if system.startswith("You write one read-only Cypher"):
-        return "correct" if "did not work" in str(messages[-1].content) else "generate"
+        return "correct" if "did not work" in step_prompt(messages) else "generate"
     if system.startswith("You check whether"):
         return "evaluate"
     return "?"
 
 
 def prompt_question(messages: list[BaseMessage]) -> str:
-    found = _QUESTION.findall(str(messages[-1].content))
+    found = _QUESTION.findall(step_prompt(messages))
     return str(found[-1]).strip() if found else ""
 
 
@@ -206,13 +213,13 @@ def graph_responder(
             time.sleep(delay_s(kind))
         question = prompt_question(messages)
         if kind == "guard":
-            prompt = str(messages[-1].content)
+            prompt = step_prompt(messages)
             standalone = standalone_for(question, prompt) if standalone_for else ""
             return guard_reply(standalone=standalone)
         if kind in ("generate", "correct"):
             return cypher_reply(cypher_for(question))
         if kind == "evaluate":
-            content = str(messages[-1].content)
+            content = step_prompt(messages)
             rows = content.split("):\n", 1)[-1].split("\n\nQuestion:", 1)[0]
             return evaluation_reply(answer=f"Found: {' '.join(rows.split())[:400]}")
         raise AssertionError(f"unexpected prompt: {str(messages[0].content)[:80]}")
