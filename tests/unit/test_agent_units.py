@@ -25,7 +25,7 @@ from graph_agent.statement import (
     with_limit,
 )
 from graph_agent.structured import Evaluation, ask_structured
-from graph_agent.words import plural
+from graph_agent.words import plural, singular
 from guardrails.cypher_policy import CypherPolicy
 
 
@@ -218,6 +218,23 @@ def test_plain_answer_shapes() -> None:
     assert plain_answer(["a", "b"], [[1, None]]) == "• a: 1, b: (none)"
     assert plain_answer(["a"], []) == "The graph has no matching data."
     assert "… and 2 more" in plain_answer(["x"], [[i] for i in range(12)])
+
+
+@pytest.mark.parametrize(
+    ("label", "one", "many"),
+    [
+        ("OS", "OS", "OSes"),  # seen as "oses" in a network graph's generated questions
+        ("CPU", "CPU", "CPUs"),
+        ("HTTPServer", "HTTP server", "HTTP servers"),
+        ("IPAddress", "IP address", "IP addresses"),
+        ("Software", "software", "software"),  # was "softwares"
+        ("MetaData", "meta data", "meta data"),
+        ("PERSON", "person", "people"),  # a word written in capitals, not an acronym
+        ("ON_CALL", "on call", "on calls"),
+    ],
+)
+def test_acronyms_and_uncountable_nouns(label: str, one: str, many: str) -> None:
+    assert (singular(label), plural(label)) == (one, many)
 
 
 def test_plural_and_hidden_labels() -> None:
