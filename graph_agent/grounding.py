@@ -72,8 +72,12 @@ class Evidence:
     """The numbers and words a grounded answer may use: the rows' values, the row count and
     list lengths, and the text the user gave (question, query literals, column names)."""
 
-    def __init__(self, rows: Sequence[Sequence[Any]], known_text: str = "") -> None:
-        self.numbers: set[float] = {float(len(rows))}
+    def __init__(
+        self, rows: Sequence[Sequence[Any]], known_text: str = "", *, count_rows: bool = True
+    ) -> None:
+        """`count_rows=False` when the rows stopped at the row cap: their number is the cap,
+        not a count the answer may state."""
+        self.numbers: set[float] = {float(len(rows))} if count_rows else set()
         self.texts: list[str] = [known_text.casefold()] if known_text else []
         for row in rows:
             for value in row:
@@ -226,6 +230,8 @@ def question_entities(
     folded = question.casefold()
     found: list[str] = []
     for value in hint_values:
+        if any(value.casefold() == seen.casefold() for seen in found):
+            continue  # the same value held by several labels ("postgres" and "postgres")
         if value.strip() and re.search(rf"(?<!\w){re.escape(value.casefold())}(?!\w)", folded):
             found.append(value)
     for name in [*quoted_names(question), *capitalised_names(question)]:

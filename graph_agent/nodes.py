@@ -739,7 +739,10 @@ async def evaluate(state: AgentState, runtime: Runtime[Context]) -> Update:
         text, shown = prompts.render_rows(
             columns, rows, max_rows=ctx.config.rows_to_llm, max_chars=ctx.config.rows_chars_to_llm
         )
-        note = f"{len(rows)} rows" + (", more exist" if truncated else "")
+        at_cap = truncated or len(rows) >= ctx.config.max_rows
+        # At the cap the row count is the cap, not a count: "1000 machines in each zone" was
+        # a real 1.5B answer from a capped list of machine names.
+        note = f"{len(rows)} rows" + (", the row limit: more may exist" if at_cap else "")
         if shown < len(rows):
             note += f", first {shown} shown"
         parsed, calls = await ask_structured(
@@ -805,7 +808,8 @@ def _grounded(ctx: Context, state: AgentState, answer: str) -> tuple[str, bool]:
         # The query's literals may be echoed, but not its row cap: "100 miles" from LIMIT 100
         # over rows of nulls was a real 1.5B answer.
         known = " ".join([question, _ROW_CAP.sub(" ", cypher), *columns])
-        missing = unsupported_claims(answer, Evidence(rows, known))
+        at_cap = state.get("truncated", False) or len(rows) >= ctx.config.max_rows
+        missing = unsupported_claims(answer, Evidence(rows, known, count_rows=not at_cap))
     if missing:
         # Counts only at INFO: the claims may quote the user's text.
         logger.info("answer named %d things the rows do not hold; replaced", len(missing))
@@ -817,7 +821,31 @@ def _grounded(ctx: Context, state: AgentState, answer: str) -> tuple[str, bool]:
         return nothing_found(question_entities(question, hints, schema_words)), bool(missing)
     if missing:
         return plain, True
+    if _omits_the_value(answer, rows):
+        logger.info("answer left out the one value the rows hold; replaced")
+        return plain, False
     return answer, False
+
+
+def _omits_the_value(answer: str, rows: list[list[Any]]) -> bool:
+    """A one-value result the answer does not state: "zone" for a rack's zone 2 was a real
+    1.5B answer. Zero and booleans are left alone ("no machines", "yes" state them in words)."""
+    if len(rows) != 1 or len(rows[0]) != 1:
+        return False
+    value = rows[0][0]
+    if isinstance(value, bool) or value is None or value == 0:
+        return False
+    if isinstance(value, int):
+        forms = {str(value), f"{value:,}"}
+    elif isinstance(value, float):
+        forms = {str(value), f"{value:.1f}", f"{value:.2f}", f"{value:,.2f}", f"{round(value):,}"}
+        forms |= {str(round(value))}
+    elif isinstance(value, str) and value.strip():
+        forms = {value.strip()}
+    else:
+        return False
+    text = answer.casefold()
+    return not any(form.casefold() in text for form in forms)
 
 
 async def _hand_off(ctx: Context, question: str, cypher: str) -> None:

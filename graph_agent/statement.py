@@ -68,6 +68,17 @@ def _related_instead(label: str, prop: str, schema: GraphSchema) -> str:
             f". Its {prop} is a related node: match (:{rel.start})-[:{rel.type}]->(:{rel.end})"
             f" and return a property of the {other}" + (f" ({keys})" if keys else "")
         )
+    for rel in schema.relationships:
+        # `m.ram` where the Machine's Type has `ram`: one hop away.
+        if label not in (rel.start, rel.end):
+            continue
+        other = rel.end if rel.start == label else rel.start
+        info = schema.label(other)
+        if other != label and info is not None and any(p.name == prop for p in info.properties):
+            return (
+                f". {prop} is a property of the related {other}: match "
+                f"(:{rel.start})-[:{rel.type}]->(:{rel.end}) and use the {other}'s {prop}"
+            )
     return ""
 
 

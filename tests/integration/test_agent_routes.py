@@ -310,6 +310,46 @@ def test_an_unbound_variable_is_explained_with_the_pattern_that_binds_it(
     assert "(:Person)-[:MEMBER_OF]->(:Team)" in model.prompts[2]
 
 
+@pytest.mark.parametrize(
+    ("answer", "kept"),
+    [
+        ("zone", False),  # a real 1.5B answer to "Which zone is rack R in?" (zone 2)
+        ("There are {n} teams.", True),
+    ],
+)
+def test_an_answer_that_leaves_out_the_one_value_is_replaced_by_it(
+    spy: SpyDB, store: InMemoryExampleStore, demo_db: GraphDB, answer: str, kept: bool
+) -> None:
+    cypher = "MATCH (t:Team) RETURN count(t) AS teams"
+    [[n]] = demo_db.run_read(cypher).rows
+    model = ScriptedChatModel(
+        replies=[guard_reply(), cypher_reply(cypher), evaluation_reply(answer=answer.format(n=n))]
+    )
+    result = make_agent(spy, model, store).run("How many teams are there?")
+    assert result.outcome == "answered"
+    assert result.answer == (answer.format(n=n) if kept else f"teams: {n}")
+
+
+@pytest.mark.parametrize(
+    ("cypher", "answer", "kept"),
+    [
+        # 5 rows because 5 is the cap: the number is not a count of anything.
+        ("MATCH (p:Person) RETURN p.name AS name", "There are 5 people in each team.", False),
+        ("MATCH (t:Team) RETURN t.name AS team LIMIT 3", "There are 3 teams.", True),
+    ],
+)
+def test_the_row_cap_is_not_a_count_the_answer_may_state(
+    spy: SpyDB, store: InMemoryExampleStore, cypher: str, answer: str, kept: bool
+) -> None:
+    model = ScriptedChatModel(
+        replies=[guard_reply(), cypher_reply(cypher), evaluation_reply(answer=answer)]
+    )
+    result = make_agent(spy, model, store, max_rows=5).run("How many people are in each team?")
+    assert result.outcome == "answered"
+    assert (result.answer == answer) is kept and result.ungrounded is not kept
+    assert ("the row limit: more may exist" in model.prompts[2]) is not kept
+
+
 def test_a_repeat_is_asked_again_only_once_per_question(
     spy: SpyDB, store: InMemoryExampleStore
 ) -> None:

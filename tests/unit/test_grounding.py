@@ -129,6 +129,17 @@ def test_an_empty_result_names_what_the_question_named(
     assert nothing_found(found) == sentence
 
 
+def test_a_value_several_labels_hold_is_named_once() -> None:
+    # "postgres" is a Software, a Service and a Process name in the network graph.
+    found = question_entities(
+        "Which applications depend on postgres?", ["postgres", "postgres", "Postgres"]
+    )
+    assert found == ["postgres"]
+    assert (
+        nothing_found(found) == 'The graph has nothing that matches this question about "postgres".'
+    )
+
+
 @pytest.mark.parametrize(
     ("standalone", "question", "leaning"),
     [
