@@ -45,7 +45,12 @@ from graph_agent.pruning import relevant_labels
 from graph_agent.result import Attempt
 from graph_agent.schema_examples import literal, question_focus, rank_examples, retrieval_query
 from graph_agent.state import AgentState, UnconfirmedRows
-from graph_agent.statement import check_schema, unbound_variable_guidance, with_limit
+from graph_agent.statement import (
+    check_schema,
+    order_by_aggregate_guidance,
+    unbound_variable_guidance,
+    with_limit,
+)
 from graph_agent.structured import Evaluation, ask_structured
 from guardrails.cypher_policy import RESTRICTION_CATEGORIES, check_cypher
 from guardrails.cypher_tokens import referenced_names, tokenize
@@ -517,7 +522,8 @@ async def validate(state: AgentState, runtime: Runtime[Context]) -> Update:
     if not validation.ok:
         error = validation.error or "unknown error"
         asked = question_focus(state["standalone_question"], ctx.schema).labels
-        if guidance := unbound_variable_guidance(error, cypher, ctx.schema, asked):
+        guidance = unbound_variable_guidance(error, cypher, ctx.schema, asked)
+        if guidance := guidance or order_by_aggregate_guidance(error):
             error = f"{error.rstrip('. ')}. {guidance}"
         return _failed(cypher, f"The engine rejected it: {error}", "validate")
     if validation.read_only is False:
@@ -662,6 +668,9 @@ async def _misplaced_literal(state: AgentState, ctx: Context, cypher: str) -> st
         info = ctx.schema.label(label)
         if info is None or not value.strip():
             continue
+        if (linked := _value_on_a_neighbour(ctx, label, prop, value, state)) is not None:
+            logger.info("0 rows: the value is held by a node next to %s", label)
+            return linked
         others = [o.name for o in info.properties if o.name != prop and "STRING" in o.types]
         try:
             feedback = await _literal_feedback(ctx.db, label, prop, value, others[:12])
@@ -671,6 +680,30 @@ async def _misplaced_literal(state: AgentState, ctx: Context, cypher: str) -> st
         if feedback is not None:
             logger.info("0 rows: no %s has %s = %r", label, prop, value)
             return feedback
+    return None
+
+
+def _value_on_a_neighbour(
+    ctx: Context, label: str, prop: str, value: str, state: AgentState
+) -> str | None:
+    """`(v:Version {name: 'Ubuntu'})` where 'Ubuntu' is a Software's name and software has
+    versions: the value belongs to the node at the other end of a relationship (from the value
+    hints already looked up, no read)."""
+    for h_label, h_prop, held in state.get("value_hints") or []:
+        if h_label == label or held.casefold() != value.casefold():
+            continue
+        links = [
+            f"(:{r.start})-[:{r.type}]->(:{r.end})"
+            for r in ctx.schema.relationships
+            if {r.start, r.end} == {label, h_label}
+        ]
+        if links:
+            return (
+                f"The query returned no rows: no {label} has {prop} {literal(value)}, but "
+                f"{literal(held)} is a {h_label}'s {h_prop}, and the graph has "
+                f"{' and '.join(links[:2])}: match the {h_label} with {h_prop} = "
+                f"{literal(held)} and follow that relationship to the {label}."
+            )
     return None
 
 

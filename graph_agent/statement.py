@@ -463,3 +463,17 @@ def unbound_variable_guidance(
     if links:
         hint += f", e.g. through {' or '.join(dict.fromkeys(links[:3]))}"
     return hint + "."
+
+
+_ORDER_BY_AGGREGATE = re.compile(r"aggregat\w* [^.]*ORDER BY|ORDER BY[^.]*aggregat", re.IGNORECASE)
+
+
+def order_by_aggregate_guidance(error: str) -> str:
+    """For FalkorDB's "failed to map aggregation expression within ORDER BY clause, please use
+    alias": the form that works. A 1.5B model kept `ORDER BY count(r)` on every attempt."""
+    if _ORDER_BY_AGGREGATE.search(error) is None:
+        return ""
+    return (
+        "Return the aggregate with an alias and order by the alias, e.g. "
+        "RETURN x.name AS name, count(y) AS total ORDER BY total DESC."
+    )

@@ -350,6 +350,26 @@ def test_the_row_cap_is_not_a_count_the_answer_may_state(
     assert ("the row limit: more may exist" in model.prompts[2]) is not kept
 
 
+def test_ordering_by_an_aggregate_without_an_alias_is_explained(
+    spy: SpyDB, store: InMemoryExampleStore
+) -> None:
+    model = ScriptedChatModel(
+        replies=[
+            guard_reply(),
+            cypher_reply(
+                "MATCH (t:Team)<-[:MEMBER_OF]-(p:Person) RETURN t.name AS team "
+                "ORDER BY count(p) DESC LIMIT 3"
+            ),
+            cypher_reply(TEAM_SIZES),
+            evaluation_reply(answer="ok"),
+        ]
+    )
+    result = make_agent(spy, model, store).run("Which teams have the most people?")
+    assert result.outcome == "answered"
+    assert result.attempts[0].stage == "validate"
+    assert "order by the alias, e.g. RETURN x.name AS name, count(y) AS total" in model.prompts[2]
+
+
 def test_a_repeat_is_asked_again_only_once_per_question(
     spy: SpyDB, store: InMemoryExampleStore
 ) -> None:

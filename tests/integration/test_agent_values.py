@@ -128,6 +128,28 @@ def test_zero_rows_on_a_value_no_node_holds_get_the_values_it_does_hold(
     assert result.outcome == "no_data", "once per question: then nothing matches"
 
 
+def test_zero_rows_on_a_value_the_node_next_to_it_holds_name_the_relationship(
+    demo_db: GraphDB,
+) -> None:
+    # As `(:Version {name: 'Ubuntu'})` on a graph where Ubuntu is a Software with versions.
+    model = ScriptedChatModel(
+        replies=[
+            guard_reply(),
+            cypher_reply("MATCH (s:Service {name: 'Payments'}) RETURN s.name AS service"),
+            cypher_reply(GOLD),
+            evaluation_reply(answer="ok"),
+        ]
+    )
+    agent, _spy = _agent(demo_db, model)
+    result = agent.run(QUESTION)
+    assert [a.stage for a in result.attempts] == ["missed_value", "ok"]
+    assert (
+        "no Service has name 'Payments', but 'Payments' is a Team's name, and the graph has "
+        "(:Team)-[:OWNS]->(:Service)"
+    ) in model.prompts[2]
+    assert result.outcome == "answered"
+
+
 def test_zero_rows_on_the_wrong_property_name_the_property_holding_the_value(
     scratch_db: GraphDB,
 ) -> None:
