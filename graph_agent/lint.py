@@ -7,6 +7,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 from graph_agent.graphdb.protocol import GraphSchema
+from graph_agent.graphdb.schema import quote_name
+from graph_agent.statement import check_schema
 from guardrails.cypher_tokens import Token, referenced_names, tokenize
 
 Hint = tuple[str, str, str]
@@ -407,3 +409,83 @@ def value_on_another_label(cypher: str, schema: GraphSchema, hints: Sequence[Hin
                 )
                 said.append(f"{_quote(h_value, chr(39))} is also a {h_label} {h_prop}: {text}")
     return "; ".join(dict.fromkeys(said))
+
+
+def relabel_for_value(
+    cypher: str, schema: GraphSchema, hints: Sequence[Hint]
+) -> tuple[str, str] | None:
+    """The statement with one filtered node's label changed so that it fits the schema, and
+    what was changed; None when no single change does.
+
+    `(s:Software)-[:DEPENDS_ON]->(p:Process {name: 'java'})` on a graph where software depends
+    on software and 'java' is also a Software's name: the pattern as written can match nothing,
+    and `(p:Software {name: 'java'})` is the node the value hint found. A 1.5B model told that
+    pattern still wrote the Process on every attempt and on the re-ask. Only a label whose
+    nodes hold the filtered value (a value hint) is tried, and only a change after which the
+    whole statement passes the schema check is made.
+    """
+    tokens = tokenize(cypher)
+    for label, prop, value in literal_filters(cypher):
+        holders = dict.fromkeys(
+            h_label
+            for h_label, h_prop, held in hints
+            if h_label != label and h_prop == prop and held.casefold() == value.casefold()
+        )
+        for k in _node_label_tokens(tokens, label):
+            for holder in holders:
+                name = holder if holder.isidentifier() else quote_name(holder)
+                changed = cypher[: tokens[k].position] + name + cypher[tokens[k].end :]
+                if (holder, prop, value) not in literal_filters(changed):
+                    continue  # another node of that label: not the filtered one
+                if check_schema(changed, schema).problems:
+                    continue
+                return changed, f"(:{label} {{{prop}: {_quote(value, chr(39))}}}) → (:{holder})"
+    return None
+
+
+def _node_label_tokens(tokens: list[Token], label: str) -> list[int]:
+    """Indexes of `label` written as a node pattern's label: `(:Label` or `(x:Label`."""
+    found = []
+    for k in range(2, len(tokens)):
+        if not (tokens[k].is_name and tokens[k].name == label and tokens[k - 1].is_punct(":")):
+            continue
+        before = tokens[k - 2]
+        if before.is_punct("(") or (before.is_name and k >= 3 and tokens[k - 3].is_punct("(")):
+            found.append(k)
+    return found
+
+
+def filtered_node(cypher: str, label: str, prop: str, value: str) -> tuple[int, int, str] | None:
+    """The node pattern that filters `label` on `prop` = `value` in its map, as (start, end,
+    variable or ""): `(v:Version {name: 'Ubuntu'})` gives its span and "v". None when the
+    filter is written elsewhere (a WHERE) or not at all."""
+    tokens = tokenize(cypher)
+    for site in _sites(tokens):
+        if not (site.in_map and site.label == label and site.prop == prop):
+            continue
+        if site.literal.value != value:
+            continue
+        i = next(k for k, tok in enumerate(tokens) if tok.position == site.literal.position)
+        depth, open_at = 0, None
+        for k in range(i - 1, -1, -1):
+            if tokens[k].is_punct(")", "}", "]"):
+                depth += 1
+            elif tokens[k].is_punct("(", "{", "["):
+                if depth == 0 and tokens[k].is_punct("("):
+                    open_at = k
+                    break
+                depth = max(depth - 1, 0)
+        if open_at is None:
+            return None
+        depth = 0
+        for k in range(open_at + 1, len(tokens)):
+            if tokens[k].is_punct("(", "{", "["):
+                depth += 1
+            elif tokens[k].is_punct(")", "}", "]"):
+                if depth == 0:
+                    var = tokens[open_at + 1]
+                    named = var.is_name and tokens[open_at + 2].is_punct(":")
+                    return tokens[open_at].position, tokens[k].end, var.name if named else ""
+                depth -= 1
+        return None
+    return None

@@ -36,12 +36,19 @@ from graph_agent.grounding import (
 )
 from graph_agent.lint import (
     empty_result_feedback,
+    filtered_node,
     lint_cypher,
     literal_filters,
+    relabel_for_value,
     value_on_another_label,
 )
 from graph_agent.llm import LLMCall, call_llm
 from graph_agent.pruning import relevant_labels
+from graph_agent.question_fit import (
+    aggregate_in_where,
+    aggregate_in_where_guidance,
+    counted_label_feedback,
+)
 from graph_agent.result import Attempt
 from graph_agent.schema_examples import literal, question_focus, rank_examples, retrieval_query
 from graph_agent.state import AgentState, UnconfirmedRows
@@ -52,6 +59,7 @@ from graph_agent.statement import (
     with_limit,
 )
 from graph_agent.structured import Evaluation, ask_structured
+from graph_agent.words import article
 from guardrails.cypher_policy import RESTRICTION_CATEGORIES, check_cypher
 from guardrails.cypher_tokens import referenced_names, tokenize
 from guardrails.extract import extract_cypher
@@ -488,10 +496,17 @@ async def validate(state: AgentState, runtime: Runtime[Context]) -> Update:
     if linted.fixes:
         logger.info("auto-corrected: %s", "; ".join(linted.fixes))
     cypher = linted.cypher
+    rewritten = bool(linted.fixes)
     checked = check_schema(cypher, ctx.schema)
+    hints = state.get("value_hints") or []
+    if checked.problems and (relabelled := relabel_for_value(cypher, ctx.schema, hints)):
+        cypher, fix = relabelled
+        logger.info("auto-corrected: %s, the label that holds the value", fix)
+        rewritten = True
+        checked = check_schema(cypher, ctx.schema)
     if checked.problems:
         problems = checked.problems
-        if elsewhere := value_on_another_label(cypher, ctx.schema, state.get("value_hints") or []):
+        if elsewhere := value_on_another_label(cypher, ctx.schema, hints):
             problems = [elsewhere, *problems]  # first: the long list of patterns buried it
         failed = _failed(cypher, "Schema check: " + "; ".join(problems), "schema")
         missing = _asked_but_missing(state["standalone_question"], checked.unknown, ctx)
@@ -503,7 +518,7 @@ async def validate(state: AgentState, runtime: Runtime[Context]) -> Update:
         return failed | ({"missing_data": sorted(before | set(missing))} if missing else {})
     if checked.corrections:
         logger.info("auto-corrected: %s", "; ".join(checked.corrections))
-    if checked.cypher != cypher or linted.fixes:
+    if checked.cypher != cypher or rewritten:
         # Rewritten after the policy's verdict: judge the text that will run, not the draft.
         final = check_cypher(checked.cypher, ctx.policy)
         if not final.allowed:
@@ -515,6 +530,9 @@ async def validate(state: AgentState, runtime: Runtime[Context]) -> Update:
         cypher = checked.cypher
     if (repeated := _repeats_a_costly_read(state, cypher, ctx.config.max_rows)) is not None:
         return _failed(cypher, repeated, "resource")
+    if aggregate_in_where(cypher):
+        guidance = aggregate_in_where_guidance(cypher, state["standalone_question"], ctx.schema)
+        return _failed(cypher, f"Not valid Cypher: {guidance}.", "validate")
     try:
         validation = await asyncio.to_thread(ctx.db.validate, cypher)
     except GraphConnectionError as exc:
@@ -575,6 +593,14 @@ async def execute(state: AgentState, runtime: Runtime[Context]) -> Update:
         return _failed(cypher, feedback, "missed_value")
     if not visible.rows and (feedback := await _misplaced_literal(state, ctx, cypher)):
         return _failed(cypher, feedback, "missed_value")
+    if visible.rows and (feedback := _counts_something_else(state, ctx, cypher)):
+        failed = _failed(cypher, feedback, "counted_label")
+        if not state.get("unconfirmed_rows"):
+            # Kept, as evaluate keeps doubted rows: if no later attempt does better, these
+            # rows with a caveat beat "I couldn't answer".
+            rows = UnconfirmedRows(cypher, visible.columns, visible.rows, result.truncated)
+            failed["unconfirmed_rows"] = rows
+        return failed
     return {
         "cypher": cypher,
         "columns": visible.columns,
@@ -628,6 +654,20 @@ def _missed_value(state: AgentState, cypher: str) -> str | None:
     return feedback
 
 
+def _counts_something_else(state: AgentState, ctx: Context, cypher: str) -> str | None:
+    """Feedback for rows from a statement that never matches the label the question counts
+    ("How many machines…" answered by counting the rack): once per question and only while an
+    attempt remains, so a statement the model sends back unchanged is then judged on its rows."""
+    if state["attempt_count"] >= state["max_attempts"]:
+        return None
+    if any(a.stage == "counted_label" for a in state.get("attempts", [])):
+        return None
+    feedback = counted_label_feedback(cypher, state["standalone_question"], ctx.schema)
+    if feedback is not None:
+        logger.info("rows from a statement that does not match the counted label; one correction")
+    return feedback
+
+
 def _written_as(text: str) -> tuple[str, bool]:
     case = (
         "upper"
@@ -668,7 +708,7 @@ async def _misplaced_literal(state: AgentState, ctx: Context, cypher: str) -> st
         info = ctx.schema.label(label)
         if info is None or not value.strip():
             continue
-        if (linked := _value_on_a_neighbour(ctx, label, prop, value, state)) is not None:
+        if (linked := _value_on_a_neighbour(ctx, cypher, label, prop, value, state)) is not None:
             logger.info("0 rows: the value is held by a node next to %s", label)
             return linked
         others = [o.name for o in info.properties if o.name != prop and "STRING" in o.types]
@@ -684,27 +724,45 @@ async def _misplaced_literal(state: AgentState, ctx: Context, cypher: str) -> st
 
 
 def _value_on_a_neighbour(
-    ctx: Context, label: str, prop: str, value: str, state: AgentState
+    ctx: Context, cypher: str, label: str, prop: str, value: str, state: AgentState
 ) -> str | None:
     """`(v:Version {name: 'Ubuntu'})` where 'Ubuntu' is a Software's name and software has
     versions: the value belongs to the node at the other end of a relationship (from the value
-    hints already looked up, no read)."""
+    hints already looked up, no read). The feedback shows the statement with the filter moved
+    to that node: told only "(:OS)-[:VERSION]->(:Version) exists", a 1.5B model sent its
+    statement back unchanged."""
+    used = referenced_names(cypher).rel_types
+    span = filtered_node(cypher, label, prop, value)
+    var = span[2] if span else ""
+    here = f"({var}:{label})"
+    holders: list[str] = []
+    links: list[tuple[bool, str]] = []
     for h_label, h_prop, held in state.get("value_hints") or []:
         if h_label == label or held.casefold() != value.casefold():
             continue
-        links = [
-            f"(:{r.start})-[:{r.type}]->(:{r.end})"
+        near = f"(:{h_label} {{{h_prop}: {literal(held)}}})"
+        found = [
+            (r.type in used, f"{here}<-[:{r.type}]-{near}" if r.start == h_label
+             else f"{here}-[:{r.type}]->{near}")
             for r in ctx.schema.relationships
             if {r.start, r.end} == {label, h_label}
-        ]
-        if links:
-            return (
-                f"The query returned no rows: no {label} has {prop} {literal(value)}, but "
-                f"{literal(held)} is a {h_label}'s {h_prop}, and the graph has "
-                f"{' and '.join(links[:2])}: match the {h_label} with {h_prop} = "
-                f"{literal(held)} and follow that relationship to the {label}."
-            )
-    return None
+        ]  # fmt: skip
+        if found:
+            holders.append(f"{article(h_label)} {h_label}'s {h_prop}")
+            links.extend(found)
+    if not links:
+        return None
+    # A relationship the statement does not use yet first: the one it uses led nowhere.
+    patterns = list(dict.fromkeys(text for _used, text in sorted(links, key=lambda x: x[0])))
+    text = (
+        f"The query returned no rows: no {label} has {prop} {literal(value)}, but "
+        f"{literal(value)} is {' and '.join(dict.fromkeys(holders))}. Reach the {label} from "
+        f"that node: {' or '.join(patterns[:3])}"
+    )
+    if span is not None:
+        start, end, _var = span
+        text += f", e.g. {cypher[:start]}{patterns[0]}{cypher[end:]}"
+    return " ".join(text.split()) + "."
 
 
 async def _literal_feedback(
@@ -730,7 +788,7 @@ async def _literal_feedback(
                 also = f" or {prop} = {literal(own)}" if own is not None else ""
                 return (
                     f"The query returned no rows: no {label} has {prop} {literal(value)}, "
-                    f"but {literal(held)} is a {label}'s {where}. "
+                    f"but {literal(held)} is {article(label)} {label}'s {where}. "
                     f"Filter on {where} = {literal(held)}{also} instead."
                 )
     samples = await read(

@@ -452,12 +452,24 @@ def unbound_variable_guidance(
     if found is None:
         return ""
     var = found.group(1)
-    matched = set(referenced_names(cypher).variables.values())
+    bound = referenced_names(cypher).variables
+    matched = set(bound.values())
+    wanted = sorted(set(asked_labels) - matched)
+    # Written with the statement's own variables and the unbound one on the label the
+    # question asks for: `(r:Rack)-[:HOLDS]->(m:Machine)`. Given `(:Rack)-[:HOLDS]->(:Machine)`
+    # a 1.5B model bound nothing and counted the rack instead.
+    named = {label: v for v, label in reversed(list(bound.items()))}  # the first var per label
+    if len(wanted) == 1 and var not in bound:
+        named[wanted[0]] = var
+
+    def node(label: str) -> str:
+        return f"({named.get(label, '')}:{label})"
+
     links = [
-        f"(:{r.start})-[:{r.type}]->(:{r.end})"
-        for wanted in sorted(set(asked_labels) - matched)
+        f"{node(r.start)}-[:{r.type}]->{node(r.end)}"
+        for label in wanted
         for r in schema.relationships
-        if {r.start, r.end} & matched and wanted in (r.start, r.end)
+        if {r.start, r.end} & matched and label in (r.start, r.end)
     ]
     hint = f"{var} is used but no MATCH pattern binds it: add it to the pattern"
     if links:

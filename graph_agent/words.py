@@ -50,3 +50,8 @@ def plural(name: str) -> str:
     if word.endswith(("s", "x", "ch", "sh")):
         return word + "es"
     return word + "s"
+
+
+def article(noun: str) -> str:
+    """ "a" or "an" before `noun` by its first letter: an Airport, an OS, a Team."""
+    return "an" if noun[:1].lower() in "aeiou" else "a"

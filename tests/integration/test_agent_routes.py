@@ -307,7 +307,72 @@ def test_an_unbound_variable_is_explained_with_the_pattern_that_binds_it(
     assert result.outcome == "answered"
     assert result.attempts[0].stage == "validate"
     assert "p is used but no MATCH pattern binds it" in model.prompts[2]
-    assert "(:Person)-[:MEMBER_OF]->(:Team)" in model.prompts[2]
+    assert "(p:Person)-[:MEMBER_OF]->(t:Team)" in model.prompts[2]
+
+
+def test_rows_from_a_statement_that_counts_another_label_get_one_correction(
+    spy: SpyDB, store: InMemoryExampleStore
+) -> None:
+    # "How many machines are in rack R?" answered "1 machine" by counting the rack: a real
+    # 1.5B statement that its evaluator accepted.
+    gold = "MATCH (p:Person)-[:MEMBER_OF]->(t:Team {name: 'Payments'}) RETURN count(p) AS people"
+    model = ScriptedChatModel(
+        replies=[
+            guard_reply(),
+            cypher_reply("MATCH (t:Team {name: 'Payments'}) RETURN count(t) AS people"),
+            cypher_reply(gold),
+            evaluation_reply(answer="ok"),
+        ]
+    )
+    result = make_agent(spy, model, store).run("How many people are in the Payments team?")
+    assert [a.stage for a in result.attempts] == ["counted_label", "ok"]
+    assert (
+        "The question counts people, but the statement never matches a Person (it counts t, "
+        "a Team): match the people and count p, e.g. through (p:Person)-[:MEMBER_OF]->(t:Team)"
+    ) in model.prompts[2]
+    assert result.outcome == "answered" and result.rows[0][0] > 1
+
+
+def test_a_statement_sent_back_after_the_counted_label_note_is_judged_on_its_rows(
+    spy: SpyDB, store: InMemoryExampleStore
+) -> None:
+    same = "MATCH (t:Team {name: 'Payments'}) RETURN count(t) AS people"
+    model = ScriptedChatModel(
+        replies=[
+            guard_reply(),
+            cypher_reply(same),
+            cypher_reply(same),
+            evaluation_reply(answer="1"),
+        ]
+    )
+    result = make_agent(spy, model, store).run("How many people are in the Payments team?")
+    assert [a.stage for a in result.attempts] == ["counted_label", "ok"]
+    assert result.outcome == "answered" and result.rows == [[1]]
+    assert result.llm_steps == ["guard", "generate", "correct", "evaluate"]
+
+
+def test_an_aggregate_in_where_is_refused_with_the_form_that_works(
+    spy: SpyDB, store: InMemoryExampleStore
+) -> None:
+    # FalkorDB ran `WHERE count(*) > 8` and returned no rows: "the graph has nothing".
+    model = ScriptedChatModel(
+        replies=[
+            guard_reply(),
+            cypher_reply(
+                "MATCH (t:Team)<-[:MEMBER_OF]-(p:Person) WHERE count(*) > 2 RETURN t.name AS team"
+            ),
+            cypher_reply(
+                "MATCH (t:Team)<-[:MEMBER_OF]-(p:Person) WITH t, count(p) AS total "
+                "WHERE total > 2 RETURN t.name AS team"
+            ),
+            evaluation_reply(answer="ok"),
+        ]
+    )
+    result = make_agent(spy, model, store).run("Which teams have more than 2 members?")
+    assert [a.stage for a in result.attempts] == ["validate", "ok"]
+    assert "An aggregate (count, sum…) cannot be used in WHERE" in model.prompts[2]
+    assert not any("count(*) > 2" in sent for sent in spy.validated + spy.ran)
+    assert result.outcome == "answered" and result.rows
 
 
 @pytest.mark.parametrize(
@@ -335,7 +400,11 @@ def test_an_answer_that_leaves_out_the_one_value_is_replaced_by_it(
     [
         # 5 rows because 5 is the cap: the number is not a count of anything.
         ("MATCH (p:Person) RETURN p.name AS name", "There are 5 people in each team.", False),
-        ("MATCH (t:Team) RETURN t.name AS team LIMIT 3", "There are 3 teams.", True),
+        (
+            "MATCH (t:Team)<-[:MEMBER_OF]-(:Person) RETURN DISTINCT t.name AS team LIMIT 3",
+            "There are 3 teams.",
+            True,
+        ),
     ],
 )
 def test_the_row_cap_is_not_a_count_the_answer_may_state(

@@ -64,6 +64,28 @@ def test_a_lowercased_literal_is_fixed_before_it_runs(demo_db: GraphDB) -> None:
     assert len(result.attempts) == 1 and result.llm_calls == 3
 
 
+def test_a_filtered_node_of_a_label_without_that_relationship_takes_the_holders_label(
+    demo_db: GraphDB,
+) -> None:
+    # As `(:Software)-[:DEPENDS_ON]->(:Process {name: 'java'})`, kept by a 1.5B model on
+    # every attempt where 'java' is also a Software's name and software depends on software.
+    model = ScriptedChatModel(
+        replies=[
+            guard_reply(),
+            cypher_reply(
+                "MATCH (t:Service {name: 'Payments'})-[:OWNS]->(s:Service) "
+                "RETURN s.name AS service ORDER BY service"
+            ),
+            evaluation_reply(answer="The Payments team owns payments-api."),
+        ]
+    )
+    agent, spy = _agent(demo_db, model)
+    result = agent.run(QUESTION)
+    assert result.outcome == "answered" and result.rows
+    assert spy.ran[0].startswith("MATCH (t:Team {name: 'Payments'})-[:OWNS]->(s:Service)")
+    assert len(result.attempts) == 1 and result.llm_calls == 3
+
+
 def test_zero_rows_that_missed_the_hinted_value_get_one_correction(demo_db: GraphDB) -> None:
     model = ScriptedChatModel(
         replies=[
@@ -144,8 +166,9 @@ def test_zero_rows_on_a_value_the_node_next_to_it_holds_name_the_relationship(
     result = agent.run(QUESTION)
     assert [a.stage for a in result.attempts] == ["missed_value", "ok"]
     assert (
-        "no Service has name 'Payments', but 'Payments' is a Team's name, and the graph has "
-        "(:Team)-[:OWNS]->(:Service)"
+        "no Service has name 'Payments', but 'Payments' is a Team's name. Reach the Service "
+        "from that node: (s:Service)<-[:OWNS]-(:Team {name: 'Payments'}), e.g. MATCH "
+        "(s:Service)<-[:OWNS]-(:Team {name: 'Payments'}) RETURN s.name AS service"
     ) in model.prompts[2]
     assert result.outcome == "answered"
 
@@ -168,7 +191,7 @@ def test_zero_rows_on_the_wrong_property_name_the_property_holding_the_value(
     agent, _spy = _agent(scratch_db, model, value_hints=0)
     result = agent.run("What is the code of London Heathrow?")
     assert result.outcome == "answered" and result.rows == [["LHR"]]
-    assert "'London Heathrow' is a Airport's descr" in model.prompts[2]
+    assert "'London Heathrow' is an Airport's descr" in model.prompts[2]
     assert "Filter on descr = 'London Heathrow' or city = 'London' instead" in model.prompts[2]
 
 
@@ -205,3 +228,40 @@ def test_only_one_hint_correction_per_question(demo_db: GraphDB) -> None:
     result = agent.run(QUESTION)
     assert [a.stage for a in result.attempts] == ["missed_value", "ok"]
     assert result.outcome == "no_data"
+
+
+def test_a_value_on_the_node_next_door_shows_the_statement_through_it(
+    scratch_db: GraphDB,
+) -> None:
+    # The network graph: software depends on versions, and 'postgres' names the Software the
+    # version belongs to. The relationship the statement already uses led nowhere, so the
+    # other one comes first, inside the model's own statement.
+    scratch_db.run_write(
+        "CREATE (p:Software {name: 'postgres'})-[:VERSION]->(v:Version {name: '9.4'}), "
+        "(:Software {name: 'webserver'})-[:DEPENDS_ON]->(v), "
+        "(:Software {name: 'crm'})-[:DEPENDS_ON]->(:Version {name: '3.1'})"
+    )
+    through = (
+        "MATCH (s:Software)-[:DEPENDS_ON]->(v:Version)<-[:VERSION]-(:Software {name: 'postgres'}) "
+        "RETURN s.name AS name"
+    )
+    model = ScriptedChatModel(
+        replies=[
+            guard_reply(),
+            cypher_reply(
+                "MATCH (s:Software)-[:DEPENDS_ON]->(v:Version {name: 'postgres'}) "
+                "RETURN s.name AS name"
+            ),
+            cypher_reply(through),
+            evaluation_reply(answer="webserver"),
+        ]
+    )
+    agent, _spy = _agent(scratch_db, model)
+    result = agent.run("Which software depends on postgres?")
+    feedback = model.prompts[2]
+    assert "no Version has name 'postgres', but 'postgres' is a Software's name" in feedback
+    assert (
+        "Reach the Version from that node: (v:Version)<-[:VERSION]-(:Software {name: "
+        "'postgres'}) or (v:Version)<-[:DEPENDS_ON]-(:Software {name: 'postgres'}), e.g. " + through
+    ) in feedback
+    assert result.outcome == "answered" and result.rows == [["webserver"]]

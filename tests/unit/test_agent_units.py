@@ -418,12 +418,12 @@ def test_no_route_when_the_start_has_the_relationship_elsewhere() -> None:
         (
             "'m' not defined",  # FalkorDB
             "m is used but no MATCH pattern binds it: add it to the pattern, e.g. through "
-            "(:Rack)-[:HOLDS]->(:Machine).",
+            "(r:Rack)-[:HOLDS]->(m:Machine).",
         ),
         (
             "Variable `m` not defined (line 1, column 49 (offset: 48))",  # Neo4j
             "m is used but no MATCH pattern binds it: add it to the pattern, e.g. through "
-            "(:Rack)-[:HOLDS]->(:Machine).",
+            "(r:Rack)-[:HOLDS]->(m:Machine).",
         ),
         ("Invalid input ')': expected an expression", ""),
     ],

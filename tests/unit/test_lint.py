@@ -5,7 +5,12 @@ from __future__ import annotations
 import pytest
 
 from graph_agent.graphdb.protocol import GraphSchema, LabelInfo, PropertyInfo, RelPattern
-from graph_agent.lint import empty_result_feedback, lint_cypher, value_on_another_label
+from graph_agent.lint import (
+    empty_result_feedback,
+    lint_cypher,
+    relabel_for_value,
+    value_on_another_label,
+)
 
 KEANU = ("Person", "name", "Keanu Reeves")
 MATRIX = ("Movie", "title", "The Matrix")
@@ -220,3 +225,80 @@ def test_a_value_held_by_another_label_names_the_pattern_that_exists() -> None:
     right = "MATCH (s:Software)-[:DEPENDS_ON]->(j:Software {name: 'Java'}) RETURN s.name"
     assert value_on_another_label(right, schema, hints) == ""
     assert value_on_another_label(wrong, schema, [("Process", "name", "java")]) == ""
+
+
+def _software_schema() -> GraphSchema:
+    return GraphSchema(
+        labels=(
+            LabelInfo("Software", 14, (PropertyInfo("name", ("STRING",)),)),
+            LabelInfo("Service", 5, (PropertyInfo("name", ("STRING",)),)),
+            LabelInfo("Process", 9, (PropertyInfo("name", ("STRING",)),)),
+            LabelInfo("Machine", 9, (PropertyInfo("name", ("STRING",)),)),
+        ),
+        relationships=(
+            RelPattern("Software", "DEPENDS_ON", "Software"),
+            RelPattern("Process", "DEPENDS_ON", "Process"),
+            RelPattern("Machine", "RUNS", "Process"),
+        ),
+    )
+
+
+@pytest.mark.parametrize(
+    ("cypher", "fixed"),
+    [
+        (
+            "MATCH (s:Software)-[:DEPENDS_ON]->(p:Process {name: 'java'}) RETURN s.name",
+            "MATCH (s:Software)-[:DEPENDS_ON]->(p:Software {name: 'java'}) RETURN s.name",
+        ),
+        (
+            "MATCH (p:Process)<-[:DEPENDS_ON]-(s:Software) WHERE p.name = 'java' RETURN s.name",
+            "MATCH (p:Software)<-[:DEPENDS_ON]-(s:Software) WHERE p.name = 'java' RETURN s.name",
+        ),
+    ],
+)
+def test_a_filtered_node_gets_the_label_that_holds_the_value_and_fits(
+    cypher: str, fixed: str
+) -> None:
+    # A 1.5B model kept (:Process {name: 'java'}) on every attempt and on the re-ask.
+    hints = [("Process", "name", "java"), ("Service", "name", "java"), ("Software", "name", "java")]
+    assert relabel_for_value(cypher, _software_schema(), hints) == (
+        fixed,
+        "(:Process {name: 'java'}) → (:Software)",
+    )
+
+
+@pytest.mark.parametrize(
+    ("cypher", "hints"),
+    [
+        # No hint holds the value on another label.
+        (
+            "MATCH (s:Software)-[:DEPENDS_ON]->(p:Process {name: 'java'}) RETURN s.name",
+            [("Process", "name", "java")],
+        ),
+        # The value is held on another property: changing the label alone would not fit it.
+        (
+            "MATCH (s:Software)-[:DEPENDS_ON]->(p:Process {name: 'java'}) RETURN s.name",
+            [("Software", "title", "java")],
+        ),
+        # The holder has no such relationship either.
+        (
+            "MATCH (s:Software)-[:DEPENDS_ON]->(p:Process {name: 'java'}) RETURN s.name",
+            [("Machine", "name", "java")],
+        ),
+        # Another problem stays after the change: no single fix makes the statement fit.
+        (
+            "MATCH (s:Software)-[:DEPENDS_ON]->(p:Process {name: 'java'}) RETURN s.version",
+            [("Software", "name", "java")],
+        ),
+        # The unfiltered node of that label is not the one to change.
+        (
+            "MATCH (m:Machine)-[:RUNS]->(:Process), (s:Software)-[:DEPENDS_ON]->(:Process "
+            "{name: 'java'}) RETURN s.name",
+            [("Machine", "name", "java")],
+        ),
+    ],
+)
+def test_no_relabel_unless_one_change_makes_the_statement_fit(
+    cypher: str, hints: list[tuple[str, str, str]]
+) -> None:
+    assert relabel_for_value(cypher, _software_schema(), hints) is None

@@ -1,0 +1,133 @@
+"""Does a statement fit the question's own words? Checks that need the question, not only the
+schema: what it counts, and a number it compares with a property."""
+
+from __future__ import annotations
+
+import re
+
+from graph_agent.graphdb.protocol import GraphSchema
+from graph_agent.pruning import name_words, question_words, stem
+from graph_agent.words import article, plural, split_name
+from guardrails.cypher_tokens import Token, referenced_names, tokenize
+
+_COUNTED = re.compile(
+    r"\b(?:how\s+many|number\s+of|(?:the\s+)?(?:most|fewest|least))\s+"
+    r"([A-Za-z][\w-]*)(?:\s+([A-Za-z][\w-]*))?",
+    re.IGNORECASE,
+)
+_COUNT_OF = re.compile(r"\bcount\s*\(\s*(?:DISTINCT\s+)?(\w+)\s*\)", re.IGNORECASE)
+
+
+def counted_label(question: str, schema: GraphSchema) -> str | None:
+    """The label whose nodes the question counts or ranks by: "How many machines…", "the
+    most racks", "the number of machine types" (Type, the last noun of the compound)."""
+    found = _COUNTED.search(question)
+    if found is None:
+        return None
+    for word in (found.group(2), found.group(1)):
+        if word and (label := _label_named(word, schema)) is not None:
+            return label
+    return None
+
+
+def _label_named(word: str, schema: GraphSchema) -> str | None:
+    wanted = stem(word)
+    for label in schema.labels:
+        if len(split_name(label.name)) != 1:
+            continue
+        if wanted in name_words(label.name) | name_words(plural(label.name)):
+            return label.name
+    return None
+
+
+def counted_label_feedback(cypher: str, question: str, schema: GraphSchema) -> str | None:
+    """For a statement that never matches the label the question counts: "How many machines
+    are in rack R?" answered by `MATCH (r:Rack {name: 'R'}) RETURN count(DISTINCT r)` (a real
+    1.5B answer, "1 machine", that its evaluator accepted), or "Which data center has the most
+    racks?" by counting data centres. None when the statement matches that label, or when the
+    question counts nothing the schema names."""
+    label = counted_label(question, schema)
+    names = referenced_names(cypher)
+    if label is None or label in names.labels:
+        return None
+    text = f"The question counts {plural(label)}, but the statement never matches {_a(label)}"
+    counted = _COUNT_OF.search(cypher)
+    if counted is not None and (other := names.variables.get(counted.group(1))):
+        text += f" (it counts {counted.group(1)}, {_a(other)})"
+    var = _fresh_variable(label, names.variables)
+    named = {bound: v for v, bound in reversed(list(names.variables.items()))}
+    named[label] = var
+    links = [
+        f"({named.get(r.start, '')}:{r.start})-[:{r.type}]->({named.get(r.end, '')}:{r.end})"
+        for r in schema.relationships
+        if label in (r.start, r.end) and {r.start, r.end} & names.labels and r.start != r.end
+    ]
+    text += f": match the {plural(label)} and count {var}"
+    if links:
+        text += f", e.g. through {' or '.join(dict.fromkeys(links[:3]))}"
+    return text + "."
+
+
+def _a(label: str) -> str:
+    return f"{article(label)} {label}"
+
+
+def _fresh_variable(label: str, taken: dict[str, str]) -> str:
+    base = label[:1].lower() or "n"
+    candidates = [base, *(f"{base}{i}" for i in range(2, 10))]
+    return next((c for c in candidates if c not in taken), "node")
+
+
+def aggregate_in_where(cypher: str) -> bool:
+    """Whether a WHERE uses an aggregate function (`WHERE count(t) > 8`): Cypher allows none
+    there. Neo4j refuses it; FalkorDB ran `WHERE count(*) > 8` and returned no rows."""
+    tokens = tokenize(cypher)
+    inside, depth = False, 0
+    for i, tok in enumerate(tokens):
+        if tok.is_punct("(", "[", "{"):
+            depth += 1
+        elif tok.is_punct(")", "]", "}"):
+            depth = max(depth - 1, 0)
+        elif depth == 0 and tok.is_keyword("WHERE"):
+            inside = True
+        elif depth == 0 and tok.is_keyword(*_CLAUSES):
+            inside = False
+        elif inside and _is_aggregate_call(tokens, i):
+            return True
+    return False
+
+
+_CLAUSES = ("RETURN", "WITH", "MATCH", "OPTIONAL", "UNWIND", "ORDER", "CALL", "UNION")
+_AGGREGATES = ("COUNT", "SUM", "AVG", "MIN", "MAX", "COLLECT")
+
+
+def _is_aggregate_call(tokens: list[Token], i: int) -> bool:
+    return (
+        tokens[i].is_keyword(*_AGGREGATES)
+        and i + 1 < len(tokens)
+        and tokens[i + 1].is_punct("(")
+        and not (i and tokens[i - 1].is_punct("."))
+    )
+
+
+def aggregate_in_where_guidance(cypher: str, question: str, schema: GraphSchema) -> str:
+    """What to write instead of an aggregate in WHERE: the property the question's words name
+    on the statement's labels ("more than 8 CPUs" → `t.cpu > 8`; a 1.5B model wrote
+    `WHERE count(t) > 8`), else the WITH form that filters on a count."""
+    names = referenced_names(cypher)
+    asked = question_words(question)
+    variable = {label: v for v, label in reversed(list(names.variables.items()))}
+    properties = [
+        f"{variable.get(label.name, label.name[:1].lower())}.{p.name} ({label.name} has {p.name})"
+        for label in schema.labels
+        if label.name in names.labels
+        for p in label.properties
+        if name_words(p.name) & asked
+    ]
+    text = "An aggregate (count, sum…) cannot be used in WHERE"
+    if properties:
+        text += f". To compare a property, compare it directly: {' or '.join(properties[:3])}"
+    return (
+        text + ". To filter on a count, aggregate first: "
+        "WITH x, count(y) AS total WHERE total > 8 RETURN …"
+    )
