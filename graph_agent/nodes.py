@@ -430,11 +430,13 @@ async def correct(state: AgentState, runtime: Runtime[Context]) -> Update:
     return update
 
 
-_FAILS_AGAIN_UNCHANGED = frozenset({"schema", "validate", "execute"})
+_FAILS_AGAIN_UNCHANGED = frozenset({"schema", "validate", "execute", "value_next_door"})
 """Stages whose failure the same statement meets again and another statement may avoid. Not
 `missed_value` or `evaluate`: a repeat there is the model saying the value or the rows are what
 the graph has, which those steps then accept once; not `policy`: a statement that keeps reading
-what the channel may not see or keeps writing is refused whatever it is asked."""
+what the channel may not see or keeps writing is refused whatever it is asked. But
+`value_next_door` is: no node of that label holds the value, a node next to it does (a 1.5B
+model sent `(v:Version {name: 'Ubuntu'})` back unchanged, shown the statement through the OS)."""
 
 REPEAT_TEMPERATURE = 0.7
 """Sampling temperature of the one re-ask after a correction repeated a failed statement."""
@@ -591,8 +593,8 @@ async def execute(state: AgentState, runtime: Runtime[Context]) -> Update:
     visible = redact_rows(result.columns, result.rows, ctx.policy)
     if not visible.rows and (feedback := _missed_value(state, cypher)):
         return _failed(cypher, feedback, "missed_value")
-    if not visible.rows and (feedback := await _misplaced_literal(state, ctx, cypher)):
-        return _failed(cypher, feedback, "missed_value")
+    if not visible.rows and (found := await _misplaced_literal(state, ctx, cypher)):
+        return _failed(cypher, *found)
     if visible.rows and (feedback := _counts_something_else(state, ctx, cypher)):
         failed = _failed(cypher, feedback, "counted_label")
         if not state.get("unconfirmed_rows"):
@@ -646,7 +648,7 @@ def _missed_value(state: AgentState, cypher: str) -> str | None:
     remains, so that a true "nothing matches" still gets its answer."""
     if state["attempt_count"] >= state["max_attempts"]:
         return None
-    if any(a.stage == "missed_value" for a in state.get("attempts", [])):
+    if any(a.stage in _VALUE_STAGES for a in state.get("attempts", [])):
         return None
     feedback = empty_result_feedback(cypher, state.get("value_hints") or [])
     if feedback is not None:
@@ -656,10 +658,10 @@ def _missed_value(state: AgentState, cypher: str) -> str | None:
 
 def _counts_something_else(state: AgentState, ctx: Context, cypher: str) -> str | None:
     """Feedback for rows from a statement that never matches the label the question counts
-    ("How many machines…" answered by counting the rack): once per question and only while an
-    attempt remains, so a statement the model sends back unchanged is then judged on its rows."""
-    if state["attempt_count"] >= state["max_attempts"]:
-        return None
+    ("How many machines…" answered by counting the rack): once per question, so a statement
+    the model sends back unchanged is then judged on its rows. On the last attempt it still
+    fails: the rows are then given as unconfirmed, not as the answer ("DC1 has the most racks
+    with 1 rack" was a real 1.5B answer from counting data centres)."""
     if any(a.stage == "counted_label" for a in state.get("attempts", [])):
         return None
     feedback = counted_label_feedback(cypher, state["standalone_question"], ctx.schema)
@@ -692,7 +694,13 @@ MAX_LITERAL_CHECKS = 3
 SAMPLE_VALUES_SHOWN = 5
 
 
-async def _misplaced_literal(state: AgentState, ctx: Context, cypher: str) -> str | None:
+_VALUE_STAGES = ("missed_value", "value_next_door")
+"""Stages of the one correction per question about a filtered value (see `_missed_value`)."""
+
+
+async def _misplaced_literal(
+    state: AgentState, ctx: Context, cypher: str
+) -> tuple[str, str] | None:
     """Feedback for an empty result whose string filter matches no node at all: the value is
     on another property (no Airport has city 'Heathrow', one has descr 'Heathrow'), or is
     written differently from what the graph stores (no Country has code 'Spain'; codes look
@@ -700,7 +708,7 @@ async def _misplaced_literal(state: AgentState, ctx: Context, cypher: str) -> st
     remains, like `_missed_value`; a failing read just skips the check."""
     if state["attempt_count"] >= state["max_attempts"]:
         return None
-    if any(a.stage == "missed_value" for a in state.get("attempts", [])):
+    if any(a.stage in _VALUE_STAGES for a in state.get("attempts", [])):
         return None
     if ctx.policy is not None:
         return None  # sampled values would bypass the channel's row redaction
@@ -710,7 +718,7 @@ async def _misplaced_literal(state: AgentState, ctx: Context, cypher: str) -> st
             continue
         if (linked := _value_on_a_neighbour(ctx, cypher, label, prop, value, state)) is not None:
             logger.info("0 rows: the value is held by a node next to %s", label)
-            return linked
+            return linked, "value_next_door"
         others = [o.name for o in info.properties if o.name != prop and "STRING" in o.types]
         try:
             feedback = await _literal_feedback(ctx.db, label, prop, value, others[:12])
@@ -719,7 +727,7 @@ async def _misplaced_literal(state: AgentState, ctx: Context, cypher: str) -> st
             return None
         if feedback is not None:
             logger.info("0 rows: no %s has %s = %r", label, prop, value)
-            return feedback
+            return feedback, "missed_value"
     return None
 
 

@@ -351,6 +351,24 @@ def test_a_statement_sent_back_after_the_counted_label_note_is_judged_on_its_row
     assert result.llm_steps == ["guard", "generate", "correct", "evaluate"]
 
 
+def test_rows_that_count_another_label_on_the_last_attempt_are_unconfirmed(
+    spy: SpyDB, store: InMemoryExampleStore
+) -> None:
+    model = ScriptedChatModel(
+        replies=[
+            guard_reply(),
+            cypher_reply("MATCH (t:Team {name: 'Payments'}) RETURN count(p) AS people"),
+            cypher_reply("MATCH (t:Team {name: 'Payments'}) RETURN count(t) AS people"),
+        ]
+    )
+    result = make_agent(spy, model, store, max_attempts=2).run(
+        "How many people are in the Payments team?"
+    )
+    assert [a.stage for a in result.attempts] == ["validate", "counted_label"]
+    assert result.unconfirmed and result.rows == [[1]]
+    assert result.answer.startswith("I couldn't confirm that these results answer your question")
+
+
 def test_an_aggregate_in_where_is_refused_with_the_form_that_works(
     spy: SpyDB, store: InMemoryExampleStore
 ) -> None:

@@ -164,7 +164,7 @@ def test_zero_rows_on_a_value_the_node_next_to_it_holds_name_the_relationship(
     )
     agent, _spy = _agent(demo_db, model)
     result = agent.run(QUESTION)
-    assert [a.stage for a in result.attempts] == ["missed_value", "ok"]
+    assert [a.stage for a in result.attempts] == ["value_next_door", "ok"]
     assert (
         "no Service has name 'Payments', but 'Payments' is a Team's name. Reach the Service "
         "from that node: (s:Service)<-[:OWNS]-(:Team {name: 'Payments'}), e.g. MATCH "
@@ -265,3 +265,30 @@ def test_a_value_on_the_node_next_door_shows_the_statement_through_it(
         "'postgres'}) or (v:Version)<-[:DEPENDS_ON]-(:Software {name: 'postgres'}), e.g. " + through
     ) in feedback
     assert result.outcome == "answered" and result.rows == [["webserver"]]
+
+
+def test_a_statement_sent_back_unchanged_after_the_value_next_door_note_is_asked_again(
+    scratch_db: GraphDB,
+) -> None:
+    # No Version is named 'Ubuntu', an OS next to the versions is: sending the statement back
+    # is not the model saying the value is right, so the repeat gets the one re-ask.
+    scratch_db.run_write(
+        "CREATE (:OS {name: 'Ubuntu'})-[:VERSION]->(:Version {name: '16.04'}), "
+        "(:OS {name: 'Debian'})-[:VERSION]->(:Version {name: '8-Jessie'})"
+    )
+    wrong = "MATCH (v:Version {name: 'Ubuntu'}) RETURN v.name AS version"
+    through = "MATCH (v:Version)<-[:VERSION]-(:OS {name: 'Ubuntu'}) RETURN v.name AS version"
+    model = ScriptedChatModel(
+        replies=[
+            guard_reply(),
+            cypher_reply(wrong),
+            cypher_reply(wrong),
+            cypher_reply(through),
+            evaluation_reply(answer="16.04"),
+        ]
+    )
+    agent, _spy = _agent(scratch_db, model)
+    result = agent.run("Which versions of Ubuntu are there?")
+    assert [a.stage for a in result.attempts] == ["value_next_door", "ok"]
+    assert result.llm_steps == ["guard", "generate", "correct", "correct", "evaluate"]
+    assert result.outcome == "answered" and result.rows == [["16.04"]]
