@@ -55,6 +55,7 @@ from graph_agent.state import AgentState, UnconfirmedRows
 from graph_agent.statement import (
     check_schema,
     order_by_aggregate_guidance,
+    property_through_neighbour,
     unbound_variable_guidance,
     with_limit,
 )
@@ -504,6 +505,11 @@ async def validate(state: AgentState, runtime: Runtime[Context]) -> Update:
     if checked.problems and (relabelled := relabel_for_value(cypher, ctx.schema, hints)):
         cypher, fix = relabelled
         logger.info("auto-corrected: %s, the label that holds the value", fix)
+        rewritten = True
+        checked = check_schema(cypher, ctx.schema)
+    if checked.problems and (moved := property_through_neighbour(cypher, ctx.schema)):
+        cypher, fix = moved
+        logger.info("auto-corrected: %s", fix)
         rewritten = True
         checked = check_schema(cypher, ctx.schema)
     if checked.problems:

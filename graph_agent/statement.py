@@ -453,6 +453,13 @@ def unbound_variable_guidance(
         return ""
     var = found.group(1)
     bound = referenced_names(cypher).variables
+    if var in bound:
+        # Matched, then dropped by a WITH that does not list it: `MATCH (t:Type) WITH
+        # count(t) AS total WHERE total > 8 RETURN t.name` (a real 1.5B statement).
+        return (
+            f"{var} is matched, but a WITH after the MATCH does not carry it on: list it in "
+            f"that WITH (WITH {var}, … AS total), or read what you need from it before the WITH."
+        )
     matched = set(bound.values())
     wanted = sorted(set(asked_labels) - matched)
     # Written with the statement's own variables and the unbound one on the label the
@@ -489,3 +496,120 @@ def order_by_aggregate_guidance(error: str) -> str:
         "Return the aggregate with an alias and order by the alias, e.g. "
         "RETURN x.name AS name, count(y) AS total ORDER BY total DESC."
     )
+
+
+_CLAUSE_WORDS = ("WHERE", "RETURN", "WITH", "MATCH", "OPTIONAL", "ORDER", "UNWIND", "CALL", "UNION")
+
+
+def property_through_neighbour(cypher: str, schema: GraphSchema) -> tuple[str, str] | None:
+    """The statement reading a property its node lacks from the one neighbouring label that
+    has it, and what was changed; None when no such single change makes it fit the schema.
+
+    `MATCH (m:Machine) RETURN m.type AS type, count(*)` on a graph with
+    `(:Machine)-[:TYPE]->(:Type)` and `Type.type`: the MATCH gets `, (m)-[:TYPE]->(t:Type)`
+    and `m.type` becomes `t.type`. A 1.5B model told exactly that pattern sent `m.type` back
+    on every attempt, in two runs of three. Only when one relationship type links the label to
+    a label with that property, the variable is bound in a MATCH, and the result passes the
+    schema check.
+    """
+    names = referenced_names(cypher)
+    tokens = tokenize(cypher)
+    for var, prop in names.accesses:
+        label = schema.label(names.variables.get(var, ""))
+        if label is None or not label.properties or _has(label, prop):
+            continue
+        hops = {
+            (rel.start, rel.type, rel.end)
+            for rel in schema.relationships
+            if label.name in (rel.start, rel.end)
+            and rel.start != rel.end
+            and _has(schema.label(rel.end if rel.start == label.name else rel.start), prop)
+        }
+        if len(hops) != 1:
+            continue
+        start, rel_type, end = hops.pop()
+        other = end if start == label.name else start
+        moved = {
+            p
+            for v, p in names.accesses
+            if v == var and not _has(label, p) and _has(schema.label(other), p)
+        }
+        changed = _add_hop(cypher, tokens, var, label.name, other, start, rel_type, names, moved)
+        if changed is None or check_schema(changed, schema).problems:
+            continue
+        return (
+            changed,
+            f"{var}.{prop} read from the related {other} (:{start})-[:{rel_type}]->(:{end})",
+        )
+    return None
+
+
+def _has(label: LabelInfo | None, prop: str) -> bool:
+    return label is not None and any(p.name == prop for p in label.properties)
+
+
+def _add_hop(
+    cypher: str,
+    tokens: list[Token],
+    var: str,
+    label: str,
+    other: str,
+    start: str,
+    rel_type: str,
+    names: ReferencedNames,
+    moved: set[str],
+) -> str | None:
+    """`cypher` with `(var)-[:REL]->(x:Other)` added to the MATCH that binds `var`, and its
+    properties in `moved` read from `x`. None when `var` is not bound in a MATCH."""
+    binding = next(
+        (
+            k
+            for k in range(len(tokens) - 2)
+            if tokens[k].is_punct("(") and tokens[k + 1].name == var and tokens[k + 2].is_punct(":")
+        ),
+        None,
+    )
+    if binding is None:
+        return None
+    depth, clause = 0, None
+    for k in range(binding - 1, -1, -1):
+        if tokens[k].is_punct(")", "]", "}"):
+            depth += 1
+        elif tokens[k].is_punct("(", "[", "{"):
+            depth -= 1
+        elif depth <= 0 and tokens[k].is_keyword(*_CLAUSE_WORDS):
+            clause = tokens[k]
+            break
+    if clause is None or not clause.is_keyword("MATCH"):
+        return None
+    depth, end = 0, len(cypher)
+    for tok in tokens[binding:]:
+        if tok.is_punct("(", "[", "{"):
+            depth += 1
+        elif tok.is_punct(")", "]", "}"):
+            depth -= 1
+        elif depth == 0 and tok.is_keyword(*_CLAUSE_WORDS, "SKIP", "LIMIT"):
+            end = tok.position
+            break
+    taken = set(names.variables) | {t.name for t in tokens if t.is_name}
+    new = next(
+        c
+        for c in [other[:1].lower(), *(f"{other[:1].lower()}{i}" for i in range(2, 99))]
+        if c not in taken
+    )
+    arrow = f"-[:{rel_type}]->" if start == label else f"<-[:{rel_type}]-"
+    edits = [(end, end, f", ({var}){arrow}({new}:{other})" + (" " if end < len(cypher) else ""))]
+    for k in range(len(tokens) - 2):
+        if (
+            tokens[k].is_name
+            and tokens[k].name == var
+            and tokens[k + 1].is_punct(".")
+            and tokens[k + 2].name in moved
+            and not (k and tokens[k - 1].is_punct("."))
+        ):
+            edits.append((tokens[k].position, tokens[k].end, new))
+    text = cypher
+    for left, right, replacement in sorted(edits, reverse=True):
+        head = text[:left].rstrip() if left == right else text[:left]
+        text = head + replacement + text[right:]
+    return text

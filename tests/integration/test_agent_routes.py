@@ -369,6 +369,33 @@ def test_rows_that_count_another_label_on_the_last_attempt_are_unconfirmed(
     assert result.answer.startswith("I couldn't confirm that these results answer your question")
 
 
+def test_a_property_of_the_related_node_is_read_from_it_without_a_correction(
+    scratch_db: GraphDB, store: InMemoryExampleStore
+) -> None:
+    # `m.type` where the type is a related node: a 1.5B model sent it back on every attempt.
+    scratch_db.run_write(
+        "CREATE (xs:Type {type: 'xs', ram: 1}), (xl:Type {type: 'xl', ram: 256}), "
+        "(:Machine {name: 'a'})-[:TYPE]->(xs), (:Machine {name: 'b'})-[:TYPE]->(xs), "
+        "(:Machine {name: 'c'})-[:TYPE]->(xl)"
+    )
+    spy = SpyDB(scratch_db)
+    model = ScriptedChatModel(
+        replies=[
+            guard_reply(),
+            cypher_reply(
+                "MATCH (m:Machine) RETURN m.type AS type, count(*) AS machines "
+                "ORDER BY machines DESC"
+            ),
+            evaluation_reply(answer="2 xs machines and 1 xl machine."),
+        ]
+    )
+    result = make_agent(spy, model, store).run("How many machines of each type are there?")
+    assert result.outcome == "answered" and len(result.attempts) == 1
+    assert result.rows == [["xs", 2], ["xl", 1]]
+    assert spy.ran[0].startswith("MATCH (m:Machine), (m)-[:TYPE]->(t:Type) RETURN t.type AS type")
+    assert result.llm_steps == ["guard", "generate", "evaluate"]
+
+
 def test_an_aggregate_in_where_is_refused_with_the_form_that_works(
     spy: SpyDB, store: InMemoryExampleStore
 ) -> None:
