@@ -1,4 +1,5 @@
-"""Fixes for the string-literal mistakes small models make, and feedback when a value was missed."""
+"""Fixes for the mistakes small models make (string literals, a final WITH, a count of counted
+rows), and feedback when a value was missed."""
 
 from __future__ import annotations
 
@@ -70,11 +71,99 @@ def lint_cypher(cypher: str, hints: Sequence[Hint] = ()) -> Lint:
     for position, expression in _descending_nullable(tokens):
         edits.append((position, position, f"{expression} IS NULL, "))
         result.fixes.append(f"nulls last for ORDER BY {expression} DESC")
+    if (last := _final_with(tokens)) is not None:
+        edits.append((last.position, last.end, "RETURN"))
+        result.fixes.append("the statement ended with WITH: RETURN instead")
+    for start, end, alias in _recounts(tokens):
+        edits.append((start, end, alias))
+        result.fixes.append(f"count(…) AS {alias} counted the grouped rows again: {alias}")
     for start, end, text in sorted(edits, reverse=True):
         result.cypher = result.cypher[:start] + text + result.cypher[end:]
     return result
 
 
+_CLAUSE_KEYWORDS = (
+    "WITH", "RETURN", "MATCH", "OPTIONAL", "UNWIND", "CALL", "WHERE", "UNION", "ORDER", "SKIP",
+    "LIMIT", "CREATE", "MERGE", "SET", "DELETE", "DETACH", "REMOVE", "FOREACH",
+)  # fmt: skip
+
+
+def _clauses(tokens: list[Token]) -> list[int]:
+    """Indexes of the top-level clause keywords (not `STARTS WITH`, nothing in brackets)."""
+    found, depth = [], 0
+    for i, tok in enumerate(tokens):
+        if tok.is_punct("(", "[", "{"):
+            depth += 1
+        elif tok.is_punct(")", "]", "}"):
+            depth = max(depth - 1, 0)
+        elif depth == 0 and tok.is_keyword(*_CLAUSE_KEYWORDS):
+            if tok.is_keyword("WITH") and i and tokens[i - 1].is_keyword("STARTS", "ENDS"):
+                continue
+            found.append(i)
+    return found
+
+
+def _final_with(tokens: list[Token]) -> Token | None:
+    """`MATCH (d:DataCenter) WITH d, count(*) AS racks ORDER BY racks DESC LIMIT 1`: a query
+    cannot end with WITH, and a 1.5B model told so by the engine sent it back three times.
+    The last WITH, when only ORDER BY / SKIP / LIMIT follow it, becomes RETURN."""
+    clauses = [tokens[i] for i in _clauses(tokens)]
+    main = [t for t in clauses if not t.is_keyword("ORDER", "SKIP", "LIMIT")]
+    if main and main[-1].is_keyword("WITH") and not any(t.is_keyword("RETURN") for t in main):
+        return main[-1]
+    return None
+
+
+def _items(tokens: list[Token], start: int, end: int) -> list[list[Token]]:
+    items: list[list[Token]] = [[]]
+    depth = 0
+    for tok in tokens[start:end]:
+        if tok.is_punct("(", "[", "{"):
+            depth += 1
+        elif tok.is_punct(")", "]", "}"):
+            depth -= 1
+        if depth == 0 and tok.is_punct(","):
+            items.append([])
+        else:
+            items[-1].append(tok)
+    return [item for item in items if item]
+
+
+def _alias(item: list[Token]) -> str | None:
+    if len(item) >= 3 and item[-2].is_keyword("AS") and item[-1].is_name:
+        return item[-1].name
+    return None
+
+
+def _recounts(tokens: list[Token]) -> list[tuple[int, int, str]]:
+    """`WITH t.type AS type, count(*) AS n RETURN type, count(*) AS n`: the RETURN groups by
+    exactly the WITH's keys, so each group is one row and every count is 1 ("1 machine of
+    each type" was a real 1.5B answer). The second `count(…) AS n` becomes `n`. Returns
+    (start, end, alias) spans of the expressions to replace."""
+    found: list[tuple[int, int, str]] = []
+    clauses = [*_clauses(tokens), len(tokens)]
+    for here, after, until in zip(clauses, clauses[1:], clauses[2:], strict=False):
+        if not (tokens[here].is_keyword("WITH") and tokens[after].is_keyword("WITH", "RETURN")):
+            continue
+        before = _items(tokens, here + 1, after)
+        keys = {_alias(i) or _text(i) for i in before if not _is_aggregate(i)}
+        counted = {a for i in before if _is_aggregate(i) and (a := _alias(i)) is not None}
+        following = _items(tokens, after + 1, until)
+        grouped = {_text(i) for i in following if not _is_aggregate(i)}
+        if not counted or grouped != keys:
+            continue
+        for item in following:
+            alias = _alias(item)
+            if alias is not None and alias in counted and item[0].is_keyword("COUNT"):
+                found.append((item[0].position, item[-3].end, alias))
+    return found
+
+
+def _is_aggregate(item: list[Token]) -> bool:
+    return len(item) > 1 and item[0].is_keyword(*_AGGREGATE_CALLS) and item[1].is_punct("(")
+
+
+_AGGREGATE_CALLS = ("COUNT", "SUM", "AVG", "MIN", "MAX", "COLLECT")
 _ALIAS_WORD = re.compile(r"[^0-9a-z]+")
 
 

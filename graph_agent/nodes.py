@@ -51,7 +51,7 @@ from graph_agent.question_fit import (
 )
 from graph_agent.result import Attempt
 from graph_agent.schema_examples import literal, question_focus, rank_examples, retrieval_query
-from graph_agent.state import AgentState, UnconfirmedRows
+from graph_agent.state import AgentState, NextDoor, UnconfirmedRows
 from graph_agent.statement import (
     check_schema,
     order_by_aggregate_guidance,
@@ -400,6 +400,11 @@ async def correct(state: AgentState, runtime: Runtime[Context]) -> Update:
     )
     calls = [call]
     update: Update = {"attempt_count": attempt, **found}
+    if not call.cut_off and (shown := _kept_next_door_filter(state, reply)) is not None:
+        # The note showed the statement through the neighbour; a 1.5B model kept its filter
+        # (sent the statement back, or changed something else) on every run. Run the one shown.
+        logger.info("the correction kept the filter the note was about; running the one shown")
+        reply = f"```cypher\n{shown}\n```"
     if (
         not call.cut_off
         and not state.get("reasked")
@@ -441,6 +446,19 @@ model sent `(v:Version {name: 'Ubuntu'})` back unchanged, shown the statement th
 
 REPEAT_TEMPERATURE = 0.7
 """Sampling temperature of the one re-ask after a correction repeated a failed statement."""
+
+
+def _kept_next_door_filter(state: AgentState, reply: str) -> str | None:
+    """The statement the value-next-door note showed, when the correction right after it still
+    filters that label on that value; else None."""
+    shown = state.get("next_door")
+    if shown is None or state.get("last_stage") != "value_next_door":
+        return None
+    filters = {
+        (label, prop, value.casefold())
+        for label, prop, value in literal_filters(extract_cypher(reply))
+    }
+    return shown.cypher if (shown.label, shown.prop, shown.value.casefold()) in filters else None
 
 
 def _same_statement(cypher: str) -> str:
@@ -599,8 +617,8 @@ async def execute(state: AgentState, runtime: Runtime[Context]) -> Update:
     visible = redact_rows(result.columns, result.rows, ctx.policy)
     if not visible.rows and (feedback := _missed_value(state, cypher)):
         return _failed(cypher, feedback, "missed_value")
-    if not visible.rows and (found := await _misplaced_literal(state, ctx, cypher)):
-        return _failed(cypher, *found)
+    if not visible.rows and (failed := await _misplaced_literal(state, ctx, cypher)):
+        return failed
     if visible.rows and (feedback := _counts_something_else(state, ctx, cypher)):
         failed = _failed(cypher, feedback, "counted_label")
         if not state.get("unconfirmed_rows"):
@@ -704,9 +722,7 @@ _VALUE_STAGES = ("missed_value", "value_next_door")
 """Stages of the one correction per question about a filtered value (see `_missed_value`)."""
 
 
-async def _misplaced_literal(
-    state: AgentState, ctx: Context, cypher: str
-) -> tuple[str, str] | None:
+async def _misplaced_literal(state: AgentState, ctx: Context, cypher: str) -> Update | None:
     """Feedback for an empty result whose string filter matches no node at all: the value is
     on another property (no Airport has city 'Heathrow', one has descr 'Heathrow'), or is
     written differently from what the graph stores (no Country has code 'Spain'; codes look
@@ -724,7 +740,9 @@ async def _misplaced_literal(
             continue
         if (linked := _value_on_a_neighbour(ctx, cypher, label, prop, value, state)) is not None:
             logger.info("0 rows: the value is held by a node next to %s", label)
-            return linked, "value_next_door"
+            text, shown = linked
+            failed = _failed(cypher, text, "value_next_door")
+            return failed | ({"next_door": shown} if shown is not None else {})
         others = [o.name for o in info.properties if o.name != prop and "STRING" in o.types]
         try:
             feedback = await _literal_feedback(ctx.db, label, prop, value, others[:12])
@@ -733,13 +751,13 @@ async def _misplaced_literal(
             return None
         if feedback is not None:
             logger.info("0 rows: no %s has %s = %r", label, prop, value)
-            return feedback, "missed_value"
+            return _failed(cypher, feedback, "missed_value")
     return None
 
 
 def _value_on_a_neighbour(
     ctx: Context, cypher: str, label: str, prop: str, value: str, state: AgentState
-) -> str | None:
+) -> tuple[str, NextDoor | None] | None:
     """`(v:Version {name: 'Ubuntu'})` where 'Ubuntu' is a Software's name and software has
     versions: the value belongs to the node at the other end of a relationship (from the value
     hints already looked up, no read). The feedback shows the statement with the filter moved
@@ -773,10 +791,13 @@ def _value_on_a_neighbour(
         f"{literal(value)} is {' and '.join(dict.fromkeys(holders))}. Reach the {label} from "
         f"that node: {' or '.join(patterns[:3])}"
     )
+    shown = None
     if span is not None:
         start, end, _var = span
-        text += f", e.g. {cypher[:start]}{patterns[0]}{cypher[end:]}"
-    return " ".join(text.split()) + "."
+        statement = f"{cypher[:start]}{patterns[0]}{cypher[end:]}"
+        text += f", e.g. {statement}"
+        shown = NextDoor(label, prop, value, statement)
+    return " ".join(text.split()) + ".", shown
 
 
 async def _literal_feedback(

@@ -29,6 +29,16 @@ class UnconfirmedRows(NamedTuple):
     truncated: bool
 
 
+class NextDoor(NamedTuple):
+    """A filter no node of its label matches and a neighbour's node does, and the statement
+    through that neighbour that the correction note showed."""
+
+    label: str
+    prop: str
+    value: str
+    cypher: str
+
+
 class AgentState(TypedDict):
     """One question's state; nodes return only the keys they change.
 
@@ -78,6 +88,8 @@ class AgentState(TypedDict):
     """The first result the evaluate step doubted: the answer when no later attempt does better."""
     unconfirmed: NotRequired[bool]
     """The answer is such a doubted result, given with a caveat."""
+    next_door: NotRequired[NextDoor]
+    """The last value-next-door note's filter and the statement it showed (see `correct`)."""
     reasked: NotRequired[bool]
     """A correction repeated a failed statement and was asked again (once per question)."""
     missing_data: NotRequired[list[str]]

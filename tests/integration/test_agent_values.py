@@ -267,16 +267,43 @@ def test_a_value_on_the_node_next_door_shows_the_statement_through_it(
     assert result.outcome == "answered" and result.rows == [["webserver"]]
 
 
-def test_a_statement_sent_back_unchanged_after_the_value_next_door_note_is_asked_again(
-    scratch_db: GraphDB,
-) -> None:
-    # No Version is named 'Ubuntu', an OS next to the versions is: sending the statement back
-    # is not the model saying the value is right, so the repeat gets the one re-ask.
-    scratch_db.run_write(
+def _ubuntu(db: GraphDB) -> None:
+    db.run_write(
         "CREATE (:OS {name: 'Ubuntu'})-[:VERSION]->(:Version {name: '16.04'}), "
         "(:OS {name: 'Debian'})-[:VERSION]->(:Version {name: '8-Jessie'})"
     )
+
+
+def test_a_correction_that_keeps_the_filter_the_note_was_about_runs_the_statement_shown(
+    scratch_db: GraphDB,
+) -> None:
+    # No Version is named 'Ubuntu', an OS next to the versions is. A 1.5B model shown the
+    # statement through the OS kept `(v:Version {name: 'Ubuntu'})` on every run (or dropped
+    # the filter on a re-ask: "23 versions of Ubuntu").
+    _ubuntu(scratch_db)
     wrong = "MATCH (v:Version {name: 'Ubuntu'}) RETURN v.name AS version"
+    model = ScriptedChatModel(
+        replies=[
+            guard_reply(),
+            cypher_reply(wrong),
+            cypher_reply("MATCH (v:Version {name: 'ubuntu'}) RETURN DISTINCT v.name AS version"),
+            evaluation_reply(answer="16.04"),
+        ]
+    )
+    agent, spy = _agent(scratch_db, model)
+    result = agent.run("Which versions of Ubuntu are there?")
+    assert [a.stage for a in result.attempts] == ["value_next_door", "ok"]
+    assert spy.ran[-1].startswith("MATCH (v:Version)<-[:VERSION]-(:OS {name: 'Ubuntu'})")
+    assert result.llm_steps == ["guard", "generate", "correct", "evaluate"]
+    assert result.outcome == "answered" and result.rows == [["16.04"]]
+
+
+def test_a_statement_sent_back_unchanged_after_the_value_next_door_note_is_asked_again(
+    scratch_db: GraphDB,
+) -> None:
+    # With the filter in a WHERE there is no statement to show: the repeat gets the re-ask.
+    _ubuntu(scratch_db)
+    wrong = "MATCH (v:Version) WHERE v.name = 'Ubuntu' RETURN v.name AS version"
     through = "MATCH (v:Version)<-[:VERSION]-(:OS {name: 'Ubuntu'}) RETURN v.name AS version"
     model = ScriptedChatModel(
         replies=[

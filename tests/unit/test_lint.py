@@ -302,3 +302,48 @@ def test_no_relabel_unless_one_change_makes_the_statement_fit(
     cypher: str, hints: list[tuple[str, str, str]]
 ) -> None:
     assert relabel_for_value(cypher, _software_schema(), hints) is None
+
+
+@pytest.mark.parametrize(
+    ("cypher", "fixed"),
+    [
+        (
+            # A real 1.5B statement: the engine's "cannot conclude with WITH" came back 3 times.
+            "MATCH (dc:DataCenter) WITH dc, count(*) AS racks ORDER BY racks DESC LIMIT 1",
+            "MATCH (dc:DataCenter) RETURN dc, count(*) AS racks ORDER BY racks DESC LIMIT 1",
+        ),
+        ("MATCH (a:Team) WITH a", "MATCH (a:Team) RETURN a"),
+        # Not the last clause, or a WHERE follows: left alone.
+        ("MATCH (a) WITH a MATCH (a)-->(b) RETURN b", None),
+        ("MATCH (a) WITH a WHERE a.x > 1", None),
+        ("MATCH (p) WHERE p.name STARTS WITH 'A' RETURN p.name", None),
+    ],
+)
+def test_a_statement_ending_with_with_returns_instead(cypher: str, fixed: str | None) -> None:
+    assert lint_cypher(cypher).cypher == (fixed or cypher)
+
+
+@pytest.mark.parametrize(
+    ("cypher", "fixed"),
+    [
+        (
+            # Each (type) group is one row: count(*) again gave "1 machine of each type".
+            "MATCH (m:Machine)-[:TYPE]->(t:Type) WITH t.type AS type, count(*) AS n "
+            "RETURN type, count(*) AS n ORDER BY n DESC",
+            "MATCH (m:Machine)-[:TYPE]->(t:Type) WITH t.type AS type, count(*) AS n "
+            "RETURN type, n AS n ORDER BY n DESC",
+        ),
+        (
+            "MATCH (t:Type)<-[:TYPE]-(m) WITH t, count(m) AS machines RETURN t, count(m) AS machines",
+            "MATCH (t:Type)<-[:TYPE]-(m) WITH t, count(m) AS machines RETURN t, machines AS machines",
+        ),
+        # Fewer keys: counting the groups is a question of its own ("how many types").
+        ("MATCH (t:Type) WITH t.type AS type, count(*) AS n RETURN count(*) AS n", None),
+        # A WHERE between them: left alone.
+        ("MATCH (t:Type) WITH t, count(*) AS n WHERE n > 1 RETURN t, count(*) AS n", None),
+        # Another alias: not the count the WITH made.
+        ("MATCH (t:Type) WITH t, count(*) AS n RETURN t, count(*) AS m", None),
+    ],
+)
+def test_a_count_of_rows_already_grouped_is_the_first_count(cypher: str, fixed: str | None) -> None:
+    assert lint_cypher(cypher).cypher == (fixed or cypher)
