@@ -738,7 +738,7 @@ async def _misplaced_literal(state: AgentState, ctx: Context, cypher: str) -> Up
         info = ctx.schema.label(label)
         if info is None or not value.strip():
             continue
-        if (linked := _value_on_a_neighbour(ctx, cypher, label, prop, value, state)) is not None:
+        if linked := await _value_on_a_neighbour(ctx, cypher, label, prop, value, state):
             logger.info("0 rows: the value is held by a node next to %s", label)
             text, shown = linked
             failed = _failed(cypher, text, "value_next_door")
@@ -755,14 +755,16 @@ async def _misplaced_literal(state: AgentState, ctx: Context, cypher: str) -> Up
     return None
 
 
-def _value_on_a_neighbour(
+async def _value_on_a_neighbour(
     ctx: Context, cypher: str, label: str, prop: str, value: str, state: AgentState
 ) -> tuple[str, NextDoor | None] | None:
     """`(v:Version {name: 'Ubuntu'})` where 'Ubuntu' is a Software's name and software has
-    versions: the value belongs to the node at the other end of a relationship (from the value
-    hints already looked up, no read). The feedback shows the statement with the filter moved
-    to that node: told only "(:OS)-[:VERSION]->(:Version) exists", a 1.5B model sent its
-    statement back unchanged."""
+    versions: the value belongs to the node at the other end of a relationship (found from the
+    value hints already looked up). The feedback shows the statement with the filter moved to
+    that node: told only "(:OS)-[:VERSION]->(:Version) exists", a 1.5B model sent its statement
+    back unchanged. Each such statement is tried (one row at most, a short timeout), and those
+    that match something come first: on the network graph the first pattern by the schema's
+    order, through INSTANCE, matched nothing."""
     used = referenced_names(cypher).rel_types
     span = filtered_node(cypher, label, prop, value)
     var = span[2] if span else ""
@@ -786,18 +788,43 @@ def _value_on_a_neighbour(
         return None
     # A relationship the statement does not use yet first: the one it uses led nowhere.
     patterns = list(dict.fromkeys(text for _used, text in sorted(links, key=lambda x: x[0])))
+    statements: dict[str, str] = {}
+    if span is not None:
+        start, end, _var = span
+        tried = {p: f"{cypher[:start]}{p}{cypher[end:]}" for p in patterns[:MAX_NEXT_DOOR_READS]}
+        matching = {p: s for p, s in tried.items() if await _matches_something(ctx, s)}
+        patterns = [*matching, *(p for p in patterns if p not in matching)]
+        statements = matching
     text = (
         f"The query returned no rows: no {label} has {prop} {literal(value)}, but "
         f"{literal(value)} is {' and '.join(dict.fromkeys(holders))}. Reach the {label} from "
         f"that node: {' or '.join(patterns[:3])}"
     )
     shown = None
-    if span is not None:
-        start, end, _var = span
-        statement = f"{cypher[:start]}{patterns[0]}{cypher[end:]}"
+    if statements:
+        statement = statements[patterns[0]]
         text += f", e.g. {statement}"
         shown = NextDoor(label, prop, value, statement)
     return " ".join(text.split()) + ".", shown
+
+
+MAX_NEXT_DOOR_READS = 4
+"""Statements through a neighbour tried for one value-next-door note (one row each)."""
+
+
+async def _matches_something(ctx: Context, statement: str) -> bool:
+    """Whether a read-only statement the policy allows returns a row (a failing read: no)."""
+    judged = check_cypher(statement, ctx.policy)
+    if not judged.allowed:
+        return False
+    try:
+        result = await asyncio.to_thread(
+            ctx.db.run_read, judged.canonical or statement, None, timeout_s=2.0, max_rows=1
+        )
+    except Exception:
+        logger.debug("a statement through the neighbour failed", exc_info=True)
+        return False
+    return bool(result.rows)
 
 
 async def _literal_feedback(

@@ -319,3 +319,31 @@ def test_a_statement_sent_back_unchanged_after_the_value_next_door_note_is_asked
     assert [a.stage for a in result.attempts] == ["value_next_door", "ok"]
     assert result.llm_steps == ["guard", "generate", "correct", "correct", "evaluate"]
     assert result.outcome == "answered" and result.rows == [["16.04"]]
+
+
+def test_the_statement_shown_through_the_neighbour_is_one_that_matches(
+    scratch_db: GraphDB,
+) -> None:
+    # The network graph's OS processes are named after their version ('16.04') and point at it
+    # through INSTANCE; the OS named 'Ubuntu' reaches its versions through VERSION. Showing the
+    # INSTANCE statement (the schema's order) sent a 1.5B model to a query with no rows.
+    scratch_db.run_write(
+        "CREATE (v:Version {name: '16.04'}), (:OS {name: '16.04'})-[:INSTANCE]->(v), "
+        "(:OS {name: 'Ubuntu'})-[:VERSION]->(v)"
+    )
+    wrong = "MATCH (v:Version {name: 'Ubuntu'}) RETURN v.name AS version"
+    model = ScriptedChatModel(
+        replies=[
+            guard_reply(),
+            cypher_reply(wrong),
+            cypher_reply(wrong),
+            evaluation_reply(answer="ok"),
+        ]
+    )
+    agent, spy = _agent(scratch_db, model)
+    result = agent.run("Which versions of Ubuntu are there?")
+    shown = "MATCH (v:Version)<-[:VERSION]-(:OS {name: 'Ubuntu'}) RETURN v.name AS version"
+    assert "Reach the Version from that node: (v:Version)<-[:VERSION]-" in model.prompts[2]
+    assert f"e.g. {shown}" in model.prompts[2]
+    assert spy.ran[-1].startswith(shown)
+    assert result.rows == [["16.04"]]
