@@ -821,7 +821,7 @@ async def _matches_something(ctx: Context, statement: str) -> bool:
         result = await asyncio.to_thread(
             ctx.db.run_read, judged.canonical or statement, None, timeout_s=2.0, max_rows=1
         )
-    except Exception:
+    except GraphError:
         logger.debug("a statement through the neighbour failed", exc_info=True)
         return False
     return bool(result.rows)
