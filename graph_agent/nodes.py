@@ -765,12 +765,14 @@ async def _value_on_a_neighbour(
     back unchanged. Each such statement is tried (one row at most, a short timeout), and those
     that match something come first: on the network graph the first pattern by the schema's
     order, through INSTANCE, matched nothing."""
-    used = referenced_names(cypher).rel_types
+    names = referenced_names(cypher)
+    used = names.rel_types
     span = filtered_node(cypher, label, prop, value)
     var = span[2] if span else ""
     here = f"({var}:{label})"
     holders: list[str] = []
     links: list[tuple[bool, str]] = []
+    same_node: list[str] = []
     for h_label, h_prop, held in state.get("value_hints") or []:
         if h_label == label or held.casefold() != value.casefold():
             continue
@@ -781,10 +783,28 @@ async def _value_on_a_neighbour(
             for r in ctx.schema.relationships
             if {r.start, r.end} == {label, h_label}
         ]  # fmt: skip
+        own = next((v for v, bound in names.variables.items() if bound == h_label), None)
+        if own is not None:
+            # The statement already reaches a node of that label: through the relationship it
+            # uses, the value is that node's ("SREs who work from London": filter the Person,
+            # not another Person on the same project, as a shown statement once made a model
+            # do); only a relationship it does not use yet leads to another node.
+            fresh = [f for f in found if not f[0]]
+            if found and not fresh:
+                same_node.append(
+                    f"{literal(held)} is {article(h_label)} {h_label}'s {h_prop}, and the "
+                    f"statement already matches {own} ({h_label}): filter {own} on {h_prop} = "
+                    f"{literal(held)} instead of the {label}"
+                )
+                continue
+            found = fresh
         if found:
             holders.append(f"{article(h_label)} {h_label}'s {h_prop}")
             links.extend(found)
     if not links:
+        if same_node:
+            text = f"The query returned no rows: no {label} has {prop} {literal(value)}, but "
+            return text + same_node[0] + ".", None
         return None
     # A relationship the statement does not use yet first: the one it uses led nowhere.
     patterns = list(dict.fromkeys(text for _used, text in sorted(links, key=lambda x: x[0])))

@@ -261,8 +261,10 @@ def test_a_value_on_the_node_next_door_shows_the_statement_through_it(
     feedback = model.prompts[2]
     assert "no Version has name 'postgres', but 'postgres' is a Software's name" in feedback
     assert (
+        # Not `<-[:DEPENDS_ON]-(:Software …)`: the statement already reaches a Software that
+        # way, so that relationship would lead to the software that depends, not to postgres.
         "Reach the Version from that node: (v:Version)<-[:VERSION]-(:Software {name: "
-        "'postgres'}) or (v:Version)<-[:DEPENDS_ON]-(:Software {name: 'postgres'}), e.g. " + through
+        "'postgres'}), e.g. " + through
     ) in feedback
     assert result.outcome == "answered" and result.rows == [["webserver"]]
 
@@ -347,3 +349,33 @@ def test_the_statement_shown_through_the_neighbour_is_one_that_matches(
     assert f"e.g. {shown}" in model.prompts[2]
     assert spy.ran[-1].startswith(shown)
     assert result.rows == [["16.04"]]
+
+
+def test_a_value_of_a_node_the_statement_already_matches_is_filtered_there(
+    demo_db: GraphDB,
+) -> None:
+    # The demo eval: the statement through "another Person on the same project" was shown and
+    # run, and listed projects. London is the location of the person already matched.
+    [[title]] = demo_db.run_read(
+        "MATCH (p:Person {location: 'London'}) RETURN p.title LIMIT 1"
+    ).rows
+    model = ScriptedChatModel(
+        replies=[
+            guard_reply(),
+            cypher_reply(
+                f"MATCH (p:Person {{title: '{title}'}})-[:WORKS_ON]->(pr:Project "
+                "{location: 'London'}) RETURN p.name AS name"
+            ),
+            cypher_reply(
+                f"MATCH (p:Person {{title: '{title}', location: 'London'}}) RETURN p.name AS name"
+            ),
+            evaluation_reply(answer="ok"),
+        ]
+    )
+    agent, _spy = _agent(demo_db, model)
+    result = agent.run(f"Which people with the title {title} work from London?")
+    feedback = model.prompts[2]
+    assert "no Project has location 'London', but 'London' is a Person's location" in feedback
+    assert "the statement already matches p (Person): filter p on location = 'London'" in feedback
+    assert "WORKS_ON]-(:Person" not in feedback
+    assert [a.stage for a in result.attempts] == ["value_next_door", "ok"]
