@@ -25,7 +25,7 @@ from graph_agent.graphdb.errors import (
     QueryTimeoutError,
     ResourceLimitError,
 )
-from graph_agent.graphdb.protocol import GraphDB
+from graph_agent.graphdb.protocol import GraphDB, Validation
 from graph_agent.graphdb.schema import quote_name, schema_text, schema_vocabulary
 from graph_agent.grounding import (
     Evidence,
@@ -53,6 +53,7 @@ from graph_agent.result import Attempt
 from graph_agent.schema_examples import literal, question_focus, rank_examples, retrieval_query
 from graph_agent.state import AgentState, NextDoor, UnconfirmedRows
 from graph_agent.statement import (
+    bind_unbound_variable,
     check_schema,
     order_by_aggregate_guidance,
     property_through_neighbour,
@@ -559,13 +560,17 @@ async def validate(state: AgentState, runtime: Runtime[Context]) -> Update:
     if aggregate_in_where(cypher):
         guidance = aggregate_in_where_guidance(cypher, state["standalone_question"], ctx.schema)
         return _failed(cypher, f"Not valid Cypher: {guidance}.", "validate")
+    asked: frozenset[str] = frozenset()
     try:
         validation = await asyncio.to_thread(ctx.db.validate, cypher)
+        if not validation.ok:
+            asked = question_focus(state["standalone_question"], ctx.schema).labels
+            if bound := await _bind_unbound(ctx, cypher, validation.error or "", asked):
+                cypher, validation = bound
     except GraphConnectionError as exc:
         return {"fatal": True, "error_kind": "graph_down", "last_error": str(exc)}
     if not validation.ok:
         error = validation.error or "unknown error"
-        asked = question_focus(state["standalone_question"], ctx.schema).labels
         guidance = unbound_variable_guidance(error, cypher, ctx.schema, asked)
         if guidance := guidance or order_by_aggregate_guidance(error):
             error = f"{error.rstrip('. ')}. {guidance}"
@@ -573,6 +578,26 @@ async def validate(state: AgentState, runtime: Runtime[Context]) -> Update:
     if validation.read_only is False:
         return _failed(cypher, "The engine says this statement would write.", "policy")
     return {"cypher": cypher, "last_error": None, "last_stage": "validate"}
+
+
+async def _bind_unbound(
+    ctx: Context, cypher: str, error: str, asked: frozenset[str]
+) -> tuple[str, Validation] | None:
+    """The statement with its unbound variable matched through the one pattern the hint would
+    name (`bind_unbound_variable`), checked by the policy and EXPLAINed again; None unless
+    that works."""
+    bound = bind_unbound_variable(error, cypher, ctx.schema, asked)
+    if bound is None:
+        return None
+    verdict = check_cypher(bound[0], ctx.policy)
+    if not verdict.allowed:
+        return None
+    statement = verdict.canonical or bound[0]
+    second = await asyncio.to_thread(ctx.db.validate, statement)
+    if not second.ok:
+        return None
+    logger.info("auto-corrected: %s", bound[1])
+    return statement, second
 
 
 @step("execute")

@@ -558,9 +558,43 @@ def _add_hop(
     rel_type: str,
     names: ReferencedNames,
     moved: set[str],
+    new: str | None = None,
 ) -> str | None:
     """`cypher` with `(var)-[:REL]->(x:Other)` added to the MATCH that binds `var`, and its
-    properties in `moved` read from `x`. None when `var` is not bound in a MATCH."""
+    properties in `moved` read from `x` (`new`, else a fresh variable). None when `var` is not
+    bound in a MATCH."""
+    end = _match_end(tokens, var)
+    if end is None:
+        return None
+    end = min(end, len(cypher))
+    if new is None:
+        taken = set(names.variables) | {t.name for t in tokens if t.is_name}
+        new = next(
+            c
+            for c in [other[:1].lower(), *(f"{other[:1].lower()}{i}" for i in range(2, 99))]
+            if c not in taken
+        )
+    arrow = f"-[:{rel_type}]->" if start == label else f"<-[:{rel_type}]-"
+    edits = [(end, end, f", ({var}){arrow}({new}:{other})" + (" " if end < len(cypher) else ""))]
+    for k in range(len(tokens) - 2):
+        if (
+            tokens[k].is_name
+            and tokens[k].name == var
+            and tokens[k + 1].is_punct(".")
+            and tokens[k + 2].name in moved
+            and not (k and tokens[k - 1].is_punct("."))
+        ):
+            edits.append((tokens[k].position, tokens[k].end, new))
+    text = cypher
+    for left, right, replacement in sorted(edits, reverse=True):
+        head = text[:left].rstrip() if left == right else text[:left]
+        text = head + replacement + text[right:]
+    return text
+
+
+def _match_end(tokens: list[Token], var: str) -> int | None:
+    """Where the MATCH clause that first binds `var` (`(var:Label`) ends: the offset of the
+    next clause keyword, or a large number at the end; None when no MATCH binds it."""
     binding = next(
         (
             k
@@ -582,34 +616,48 @@ def _add_hop(
             break
     if clause is None or not clause.is_keyword("MATCH"):
         return None
-    depth, end = 0, len(cypher)
+    depth = 0
     for tok in tokens[binding:]:
         if tok.is_punct("(", "[", "{"):
             depth += 1
         elif tok.is_punct(")", "]", "}"):
             depth -= 1
         elif depth == 0 and tok.is_keyword(*_CLAUSE_WORDS, "SKIP", "LIMIT"):
-            end = tok.position
-            break
-    taken = set(names.variables) | {t.name for t in tokens if t.is_name}
-    new = next(
-        c
-        for c in [other[:1].lower(), *(f"{other[:1].lower()}{i}" for i in range(2, 99))]
-        if c not in taken
-    )
-    arrow = f"-[:{rel_type}]->" if start == label else f"<-[:{rel_type}]-"
-    edits = [(end, end, f", ({var}){arrow}({new}:{other})" + (" " if end < len(cypher) else ""))]
-    for k in range(len(tokens) - 2):
-        if (
-            tokens[k].is_name
-            and tokens[k].name == var
-            and tokens[k + 1].is_punct(".")
-            and tokens[k + 2].name in moved
-            and not (k and tokens[k - 1].is_punct("."))
-        ):
-            edits.append((tokens[k].position, tokens[k].end, new))
-    text = cypher
-    for left, right, replacement in sorted(edits, reverse=True):
-        head = text[:left].rstrip() if left == right else text[:left]
-        text = head + replacement + text[right:]
-    return text
+            return tok.position
+    return 1 << 30
+
+
+def bind_unbound_variable(
+    error: str, cypher: str, schema: GraphSchema, asked_labels: Iterable[str]
+) -> tuple[str, str] | None:
+    """The statement with an unbound variable matched, and what was added; None unless that is
+    unambiguous. `MATCH (r:Rack {name: 'R'}) RETURN count(DISTINCT m)` on "How many machines
+    are in rack R?": the question names one label the statement does not match (Machine), one
+    relationship links it to a matched one (`(:Rack)-[:HOLDS]->(:Machine)`), so the MATCH gets
+    `, (r)-[:HOLDS]->(m:Machine)`. A 1.5B model told exactly that pattern sent the statement
+    back unchanged three times, in two runs of seven."""
+    found = _UNBOUND.search(error)
+    if found is None:
+        return None
+    var = found.group(1)
+    names = referenced_names(cypher)
+    if var in names.variables:
+        return None  # matched, then dropped by a WITH: not a missing pattern
+    wanted = sorted(set(asked_labels) - set(names.variables.values()))
+    if len(wanted) != 1:
+        return None
+    links = [
+        (v, r)
+        for v, bound in names.variables.items()
+        for r in schema.relationships
+        if r.start != r.end and {r.start, r.end} == {bound, wanted[0]}
+    ]
+    if len(links) != 1:
+        return None
+    own, rel = links[0]
+    mine = names.variables[own]
+    tokens = tokenize(cypher)
+    changed = _add_hop(cypher, tokens, own, mine, wanted[0], rel.start, rel.type, names, set(), var)
+    if changed is None or check_schema(changed, schema).problems:
+        return None
+    return changed, f"bound {var} through (:{rel.start})-[:{rel.type}]->(:{rel.end})"

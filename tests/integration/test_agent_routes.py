@@ -288,10 +288,34 @@ def test_a_correction_that_repeats_a_failed_statement_is_asked_again_once(
     assert "temperature" not in model.call_kwargs[2]
 
 
-def test_an_unbound_variable_is_explained_with_the_pattern_that_binds_it(
+def test_an_unbound_variable_with_one_way_to_bind_it_is_bound_without_a_correction(
     spy: SpyDB, store: InMemoryExampleStore
 ) -> None:
-    # The engine's own error ("'p' not defined") came back unchanged from a 1.5B model.
+    # The engine's own error ("'p' not defined"), and then the hint naming the pattern, came
+    # back unchanged from a 1.5B model: the question names one label the statement lacks and
+    # one relationship reaches it, so the pattern is written in.
+    model = ScriptedChatModel(
+        replies=[
+            guard_reply(),
+            cypher_reply("MATCH (t:Team {name: 'Payments'}) RETURN count(p) AS people"),
+            evaluation_reply(answer="ok"),
+        ]
+    )
+    result = make_agent(spy, model, store).run("How many people are in the Payments team?")
+    assert result.outcome == "answered" and [a.stage for a in result.attempts] == ["ok"]
+    assert spy.ran[0].startswith(
+        "MATCH (t:Team {name: 'Payments'}), (t)<-[:MEMBER_OF]-(p:Person) RETURN count(p)"
+    )
+    [[people]] = spy.run_read(
+        "MATCH (p:Person)-[:MEMBER_OF]->(:Team {name: 'Payments'}) RETURN count(p)"
+    ).rows
+    assert result.rows == [[people]] and people > 1
+
+
+def test_an_unbound_variable_is_explained_with_the_patterns_that_bind_it(
+    spy: SpyDB, store: InMemoryExampleStore
+) -> None:
+    # Two labels the statement lacks: which one `p` is stays the model's to say.
     model = ScriptedChatModel(
         replies=[
             guard_reply(),
@@ -303,11 +327,13 @@ def test_an_unbound_variable_is_explained_with_the_pattern_that_binds_it(
             evaluation_reply(answer="ok"),
         ]
     )
-    result = make_agent(spy, model, store).run("How many people are in the Payments team?")
+    result = make_agent(spy, model, store).run(
+        "How many people and services does the Payments team have?"
+    )
     assert result.outcome == "answered"
     assert result.attempts[0].stage == "validate"
     assert "p is used but no MATCH pattern binds it" in model.prompts[2]
-    assert "(p:Person)-[:MEMBER_OF]->(t:Team)" in model.prompts[2]
+    assert "(:Person)-[:MEMBER_OF]->(t:Team)" in model.prompts[2]
 
 
 def test_rows_from_a_statement_that_counts_another_label_get_one_correction(
@@ -357,14 +383,14 @@ def test_rows_that_count_another_label_on_the_last_attempt_are_unconfirmed(
     model = ScriptedChatModel(
         replies=[
             guard_reply(),
-            cypher_reply("MATCH (t:Team {name: 'Payments'}) RETURN count(p) AS people"),
+            cypher_reply("MATCH (t:Team {name: 'Payments'})-[:EMPLOYS]->(p) RETURN count(p)"),
             cypher_reply("MATCH (t:Team {name: 'Payments'}) RETURN count(t) AS people"),
         ]
     )
     result = make_agent(spy, model, store, max_attempts=2).run(
         "How many people are in the Payments team?"
     )
-    assert [a.stage for a in result.attempts] == ["validate", "counted_label"]
+    assert [a.stage for a in result.attempts] == ["schema", "counted_label"]
     assert result.unconfirmed and result.rows == [[1]]
     assert result.answer.startswith("I couldn't confirm that these results answer your question")
 

@@ -18,6 +18,7 @@ from graph_agent.restrict import restricted_schema
 from graph_agent.routing import after_draft, after_evaluate, after_execute, after_understand
 from graph_agent.state import AgentState
 from graph_agent.statement import (
+    bind_unbound_variable,
     check_schema,
     flip_relationships,
     needs_limit,
@@ -495,3 +496,32 @@ def test_a_property_of_the_one_neighbouring_label_is_read_from_it(cypher: str, f
 )
 def test_no_property_move_unless_it_alone_makes_the_statement_fit(cypher: str) -> None:
     assert property_through_neighbour(cypher, _network_schema()) is None
+
+
+def test_an_unbound_variable_with_one_pattern_to_bind_it_is_bound() -> None:
+    # Sent back unchanged three times by a 1.5B model told "(r:Rack)-[:HOLDS]->(m:Machine)".
+    cypher = "MATCH (r:Rack {name: 'DC1-RCK-1-1'}) RETURN count(DISTINCT m) AS count"
+    assert bind_unbound_variable("'m' not defined", cypher, _network_schema(), {"Machine"}) == (
+        "MATCH (r:Rack {name: 'DC1-RCK-1-1'}), (r)-[:HOLDS]->(m:Machine) "
+        "RETURN count(DISTINCT m) AS count",
+        "bound m through (:Rack)-[:HOLDS]->(:Machine)",
+    )
+
+
+@pytest.mark.parametrize(
+    ("error", "cypher", "asked"),
+    [
+        # Another error.
+        ("Invalid input", "MATCH (r:Rack) RETURN count(m)", {"Machine"}),
+        # Two labels the question names that the statement lacks: which is m?
+        ("'m' not defined", "MATCH (r:Rack) RETURN count(m)", {"Machine", "Port"}),
+        # The question names none the statement lacks.
+        ("'m' not defined", "MATCH (r:Rack) RETURN count(m)", {"Rack"}),
+        # No relationship from a matched label to the one asked for.
+        ("'p' not defined", "MATCH (r:Rack) RETURN count(p)", {"Port"}),
+        # Matched, then dropped by a WITH: not a missing pattern.
+        ("'t' not defined", "MATCH (t:Type) WITH count(t) AS n RETURN t.name", {"Machine"}),
+    ],
+)
+def test_no_binding_unless_one_pattern_does_it(error: str, cypher: str, asked: set[str]) -> None:
+    assert bind_unbound_variable(error, cypher, _network_schema(), asked) is None
