@@ -9,7 +9,7 @@ from dataclasses import dataclass, field
 
 from graph_agent.graphdb.protocol import GraphSchema
 from graph_agent.graphdb.schema import quote_name
-from graph_agent.statement import check_schema
+from graph_agent.statement import check_schema, is_aggregate_call, top_level_clauses
 from guardrails.cypher_tokens import Token, referenced_names, tokenize
 
 Hint = tuple[str, str, str]
@@ -82,32 +82,11 @@ def lint_cypher(cypher: str, hints: Sequence[Hint] = ()) -> Lint:
     return result
 
 
-_CLAUSE_KEYWORDS = (
-    "WITH", "RETURN", "MATCH", "OPTIONAL", "UNWIND", "CALL", "WHERE", "UNION", "ORDER", "SKIP",
-    "LIMIT", "CREATE", "MERGE", "SET", "DELETE", "DETACH", "REMOVE", "FOREACH",
-)  # fmt: skip
-
-
-def _clauses(tokens: list[Token]) -> list[int]:
-    """Indexes of the top-level clause keywords (not `STARTS WITH`, nothing in brackets)."""
-    found, depth = [], 0
-    for i, tok in enumerate(tokens):
-        if tok.is_punct("(", "[", "{"):
-            depth += 1
-        elif tok.is_punct(")", "]", "}"):
-            depth = max(depth - 1, 0)
-        elif depth == 0 and tok.is_keyword(*_CLAUSE_KEYWORDS):
-            if tok.is_keyword("WITH") and i and tokens[i - 1].is_keyword("STARTS", "ENDS"):
-                continue
-            found.append(i)
-    return found
-
-
 def _final_with(tokens: list[Token]) -> Token | None:
     """`MATCH (d:DataCenter) WITH d, count(*) AS racks ORDER BY racks DESC LIMIT 1`: a query
     cannot end with WITH, and a 1.5B model told so by the engine sent it back three times.
     The last WITH, when only ORDER BY / SKIP / LIMIT follow it, becomes RETURN."""
-    clauses = [tokens[i] for i in _clauses(tokens)]
+    clauses = [tokens[i] for i in top_level_clauses(tokens)]
     main = [t for t in clauses if not t.is_keyword("ORDER", "SKIP", "LIMIT")]
     if main and main[-1].is_keyword("WITH") and not any(t.is_keyword("RETURN") for t in main):
         return main[-1]
@@ -141,7 +120,7 @@ def _recounts(tokens: list[Token]) -> list[tuple[int, int, str]]:
     each type" was a real 1.5B answer). The second `count(…) AS n` becomes `n`. Returns
     (start, end, alias) spans of the expressions to replace."""
     found: list[tuple[int, int, str]] = []
-    clauses = [*_clauses(tokens), len(tokens)]
+    clauses = [*top_level_clauses(tokens), len(tokens)]
     for here, after, until in zip(clauses, clauses[1:], clauses[2:], strict=False):
         if not (tokens[here].is_keyword("WITH") and tokens[after].is_keyword("WITH", "RETURN")):
             continue
@@ -160,10 +139,9 @@ def _recounts(tokens: list[Token]) -> list[tuple[int, int, str]]:
 
 
 def _is_aggregate(item: list[Token]) -> bool:
-    return len(item) > 1 and item[0].is_keyword(*_AGGREGATE_CALLS) and item[1].is_punct("(")
+    return is_aggregate_call(item, 0)
 
 
-_AGGREGATE_CALLS = ("COUNT", "SUM", "AVG", "MIN", "MAX", "COLLECT")
 _ALIAS_WORD = re.compile(r"[^0-9a-z]+")
 
 

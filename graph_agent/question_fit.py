@@ -3,12 +3,14 @@ schema: what it counts, and a number it compares with a property."""
 
 from __future__ import annotations
 
+import itertools
 import re
 
 from graph_agent.graphdb.protocol import GraphSchema
 from graph_agent.pruning import name_words, question_words, stem
+from graph_agent.statement import fresh_variable, is_aggregate_call, top_level_clauses
 from graph_agent.words import article, plural, split_name
-from guardrails.cypher_tokens import Token, referenced_names, tokenize
+from guardrails.cypher_tokens import referenced_names, tokenize
 
 _COUNTED = re.compile(
     r"\b(?:how\s+many|number\s+of|(?:the\s+)?(?:most|fewest|least))\s+"
@@ -54,7 +56,7 @@ def counted_label_feedback(cypher: str, question: str, schema: GraphSchema) -> s
     counted = _COUNT_OF.search(cypher)
     if counted is not None and (other := names.variables.get(counted.group(1))):
         text += f" (it counts {counted.group(1)}, {_a(other)})"
-    var = _fresh_variable(label, names.variables)
+    var = fresh_variable(label, names.variables)
     named = {bound: v for v, bound in reversed(list(names.variables.items()))}
     named[label] = var
     links = [
@@ -72,41 +74,16 @@ def _a(label: str) -> str:
     return f"{article(label)} {label}"
 
 
-def _fresh_variable(label: str, taken: dict[str, str]) -> str:
-    base = label[:1].lower() or "n"
-    candidates = [base, *(f"{base}{i}" for i in range(2, 10))]
-    return next((c for c in candidates if c not in taken), "node")
-
-
 def aggregate_in_where(cypher: str) -> bool:
     """Whether a WHERE uses an aggregate function (`WHERE count(t) > 8`): Cypher allows none
     there. Neo4j refuses it; FalkorDB ran `WHERE count(*) > 8` and returned no rows."""
     tokens = tokenize(cypher)
-    inside, depth = False, 0
-    for i, tok in enumerate(tokens):
-        if tok.is_punct("(", "[", "{"):
-            depth += 1
-        elif tok.is_punct(")", "]", "}"):
-            depth = max(depth - 1, 0)
-        elif depth == 0 and tok.is_keyword("WHERE"):
-            inside = True
-        elif depth == 0 and tok.is_keyword(*_CLAUSES):
-            inside = False
-        elif inside and _is_aggregate_call(tokens, i):
-            return True
-    return False
-
-
-_CLAUSES = ("RETURN", "WITH", "MATCH", "OPTIONAL", "UNWIND", "ORDER", "CALL", "UNION")
-_AGGREGATES = ("COUNT", "SUM", "AVG", "MIN", "MAX", "COLLECT")
-
-
-def _is_aggregate_call(tokens: list[Token], i: int) -> bool:
-    return (
-        tokens[i].is_keyword(*_AGGREGATES)
-        and i + 1 < len(tokens)
-        and tokens[i + 1].is_punct("(")
-        and not (i and tokens[i - 1].is_punct("."))
+    clauses = [*top_level_clauses(tokens), len(tokens)]
+    return any(
+        is_aggregate_call(tokens, i)
+        for start, end in itertools.pairwise(clauses)
+        if tokens[start].is_keyword("WHERE")
+        for i in range(start + 1, end)
     )
 
 

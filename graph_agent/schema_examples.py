@@ -17,7 +17,7 @@ from graph_agent.graphdb.errors import GraphError
 from graph_agent.graphdb.protocol import GraphDB, GraphSchema, LabelInfo, PropertyInfo, RelPattern
 from graph_agent.graphdb.schema import display_property, quote_name
 from graph_agent.pruning import name_words, question_words
-from graph_agent.words import plural
+from graph_agent.words import article, plural
 from graph_agent.words import singular as word_singular
 from guardrails.cypher_tokens import referenced_names
 from memory.types import Example
@@ -220,10 +220,10 @@ def _copula(phrase_words: list[str]) -> Phrase:
         return Phrase(f"is {text}", f"are {text}", "is", text, text)
     if not tail or tail[-1] not in _PREPOSITIONS:
         tail = [*tail, "of"]
-    article = "an" if first[0] in "aeiou" else "a"
     one = " ".join([first, *tail])
     many = " ".join([plural(first), *tail])
-    return Phrase(f"is {article} {one}", f"are {many}", "is", f"{article} {one}", many)
+    a = article(first)
+    return Phrase(f"is {a} {one}", f"are {many}", "is", f"{a} {one}", many)
 
 
 def relationship_phrase(rel_type: str, end_label: str | None = None) -> Phrase:

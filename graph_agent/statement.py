@@ -3,16 +3,55 @@
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable
+from collections.abc import Collection, Iterable, Sequence
 from dataclasses import dataclass, field
 
-from graph_agent.graphdb.protocol import GraphSchema, LabelInfo
+from graph_agent.graphdb.protocol import GraphSchema, LabelInfo, RelPattern
 from guardrails.cypher_tokens import ReferencedNames, Token, referenced_names, tokenize
 
 AGGREGATES = frozenset(
     {"COUNT", "SUM", "AVG", "MIN", "MAX", "COLLECT", "STDEV", "STDEVP", "PERCENTILECONT",
      "PERCENTILEDISC"}
 )  # fmt: skip
+
+
+def is_aggregate_call(tokens: Sequence[Token], i: int) -> bool:
+    """Whether the token at `i` starts an aggregate call: `count(`, `sum(`… (not `t.count`)."""
+    return (
+        tokens[i].is_name
+        and tokens[i].text.upper() in AGGREGATES
+        and i + 1 < len(tokens)
+        and tokens[i + 1].is_punct("(")
+        and not (i and tokens[i - 1].is_punct("."))
+    )
+
+
+CLAUSE_KEYWORDS = (
+    "WITH", "RETURN", "MATCH", "OPTIONAL", "UNWIND", "CALL", "WHERE", "UNION", "ORDER", "SKIP",
+    "LIMIT", "CREATE", "MERGE", "SET", "DELETE", "DETACH", "REMOVE", "FOREACH",
+)  # fmt: skip
+
+
+def top_level_clauses(tokens: Sequence[Token]) -> list[int]:
+    """Indexes of the top-level clause keywords (not `STARTS WITH`, nothing in brackets)."""
+    found, depth = [], 0
+    for i, tok in enumerate(tokens):
+        if tok.is_punct("(", "[", "{"):
+            depth += 1
+        elif tok.is_punct(")", "]", "}"):
+            depth = max(depth - 1, 0)
+        elif depth == 0 and tok.is_keyword(*CLAUSE_KEYWORDS):
+            if tok.is_keyword("WITH") and i and tokens[i - 1].is_keyword("STARTS", "ENDS"):
+                continue
+            found.append(i)
+    return found
+
+
+def fresh_variable(label: str, taken: Collection[str]) -> str:
+    """A variable for a node of `label` that `taken` does not hold: `m`, `m2`, …"""
+    base = label[:1].lower() or "n"
+    candidates = [base, *(f"{base}{i}" for i in range(2, 99))]
+    return next((c for c in candidates if c not in taken), "node")
 
 
 @dataclass
@@ -68,18 +107,25 @@ def _related_instead(label: str, prop: str, schema: GraphSchema) -> str:
             f". Its {prop} is a related node: match (:{rel.start})-[:{rel.type}]->(:{rel.end})"
             f" and return a property of the {other}" + (f" ({keys})" if keys else "")
         )
-    for rel in schema.relationships:
+    for rel in _neighbours_with(label, prop, schema)[:1]:
         # `m.ram` where the Machine's Type has `ram`: one hop away.
-        if label not in (rel.start, rel.end):
-            continue
         other = rel.end if rel.start == label else rel.start
-        info = schema.label(other)
-        if other != label and info is not None and any(p.name == prop for p in info.properties):
-            return (
-                f". {prop} is a property of the related {other}: match "
-                f"(:{rel.start})-[:{rel.type}]->(:{rel.end}) and use the {other}'s {prop}"
-            )
+        return (
+            f". {prop} is a property of the related {other}: match "
+            f"(:{rel.start})-[:{rel.type}]->(:{rel.end}) and use the {other}'s {prop}"
+        )
     return ""
+
+
+def _neighbours_with(label: str, prop: str, schema: GraphSchema) -> list[RelPattern]:
+    """The relationships from `label` to another label that has `prop`."""
+    return [
+        rel
+        for rel in schema.relationships
+        if label in (rel.start, rel.end)
+        and rel.start != rel.end
+        and _has(schema.label(rel.end if rel.start == label else rel.start), prop)
+    ]
 
 
 def _routes(schema: GraphSchema, start: str, end: str, rel_type: str, limit: int = 2) -> list[str]:
@@ -316,10 +362,7 @@ def needs_limit(cypher: str) -> bool:
     if not returns:
         return False
     tail = tokens[returns[-1] + 1 :]
-    for i, tok in enumerate(tail[:-1]):
-        if tok.is_name and tok.text.upper() in AGGREGATES and tail[i + 1].is_punct("("):
-            return False
-    return True
+    return not any(is_aggregate_call(tail, i) for i in range(len(tail)))
 
 
 def _branches(tokens: list[Token]) -> list[tuple[int, int]]:
@@ -441,6 +484,18 @@ def with_limit(cypher: str, limit: int) -> str:
 _UNBOUND = re.compile(r"""(?:Variable\s+)?[`'"](\w+)[`'"]\s+not defined""", re.IGNORECASE)
 
 
+def _unbound(
+    error: str, cypher: str, asked_labels: Iterable[str]
+) -> tuple[str, ReferencedNames, list[str]] | None:
+    """For an engine's "'m' not defined": the variable, the statement's names, and the labels
+    the question names that the statement does not match; None for another error."""
+    found = _UNBOUND.search(error)
+    if found is None:
+        return None
+    names = referenced_names(cypher)
+    return found.group(1), names, sorted(set(asked_labels) - set(names.variables.values()))
+
+
 def unbound_variable_guidance(
     error: str, cypher: str, schema: GraphSchema, asked_labels: Iterable[str] = ()
 ) -> str:
@@ -448,11 +503,11 @@ def unbound_variable_guidance(
     say that the variable needs a pattern, and how the matched labels reach the labels the
     question names. `MATCH (r:Rack {…}) RETURN count(m)` came back unchanged twice from a 1.5B
     model told only that `m` was not defined. Empty when the error is another one."""
-    found = _UNBOUND.search(error)
-    if found is None:
+    unbound = _unbound(error, cypher, asked_labels)
+    if unbound is None:
         return ""
-    var = found.group(1)
-    bound = referenced_names(cypher).variables
+    var, names, wanted = unbound
+    bound = names.variables
     if var in bound:
         # Matched, then dropped by a WITH that does not list it: `MATCH (t:Type) WITH
         # count(t) AS total WHERE total > 8 RETURN t.name` (a real 1.5B statement).
@@ -461,7 +516,6 @@ def unbound_variable_guidance(
             f"that WITH (WITH {var}, … AS total), or read what you need from it before the WITH."
         )
     matched = set(bound.values())
-    wanted = sorted(set(asked_labels) - matched)
     # Written with the statement's own variables and the unbound one on the label the
     # question asks for: `(r:Rack)-[:HOLDS]->(m:Machine)`. Given `(:Rack)-[:HOLDS]->(:Machine)`
     # a 1.5B model bound nothing and counted the rack instead.
@@ -498,9 +552,6 @@ def order_by_aggregate_guidance(error: str) -> str:
     )
 
 
-_CLAUSE_WORDS = ("WHERE", "RETURN", "WITH", "MATCH", "OPTIONAL", "ORDER", "UNWIND", "CALL", "UNION")
-
-
 def property_through_neighbour(cypher: str, schema: GraphSchema) -> tuple[str, str] | None:
     """The statement reading a property its node lacks from the one neighbouring label that
     has it, and what was changed; None when no such single change makes it fit the schema.
@@ -519,11 +570,7 @@ def property_through_neighbour(cypher: str, schema: GraphSchema) -> tuple[str, s
         if label is None or not label.properties or _has(label, prop):
             continue
         hops = {
-            (rel.start, rel.type, rel.end)
-            for rel in schema.relationships
-            if label.name in (rel.start, rel.end)
-            and rel.start != rel.end
-            and _has(schema.label(rel.end if rel.start == label.name else rel.start), prop)
+            (rel.start, rel.type, rel.end) for rel in _neighbours_with(label.name, prop, schema)
         }
         if len(hops) != 1:
             continue
@@ -568,12 +615,7 @@ def _add_hop(
         return None
     end = min(end, len(cypher))
     if new is None:
-        taken = set(names.variables) | {t.name for t in tokens if t.is_name}
-        new = next(
-            c
-            for c in [other[:1].lower(), *(f"{other[:1].lower()}{i}" for i in range(2, 99))]
-            if c not in taken
-        )
+        new = fresh_variable(other, set(names.variables) | {t.name for t in tokens if t.is_name})
     arrow = f"-[:{rel_type}]->" if start == label else f"<-[:{rel_type}]-"
     edits = [(end, end, f", ({var}){arrow}({new}:{other})" + (" " if end < len(cypher) else ""))]
     for k in range(len(tokens) - 2):
@@ -605,26 +647,12 @@ def _match_end(tokens: list[Token], var: str) -> int | None:
     )
     if binding is None:
         return None
-    depth, clause = 0, None
-    for k in range(binding - 1, -1, -1):
-        if tokens[k].is_punct(")", "]", "}"):
-            depth += 1
-        elif tokens[k].is_punct("(", "[", "{"):
-            depth -= 1
-        elif depth <= 0 and tokens[k].is_keyword(*_CLAUSE_WORDS):
-            clause = tokens[k]
-            break
-    if clause is None or not clause.is_keyword("MATCH"):
+    clauses = top_level_clauses(tokens)
+    before = [k for k in clauses if k < binding]
+    if not before or not tokens[before[-1]].is_keyword("MATCH"):
         return None
-    depth = 0
-    for tok in tokens[binding:]:
-        if tok.is_punct("(", "[", "{"):
-            depth += 1
-        elif tok.is_punct(")", "]", "}"):
-            depth -= 1
-        elif depth == 0 and tok.is_keyword(*_CLAUSE_WORDS, "SKIP", "LIMIT"):
-            return tok.position
-    return 1 << 30
+    after = [k for k in clauses if k > binding]
+    return tokens[after[0]].position if after else 1 << 30
 
 
 def bind_unbound_variable(
@@ -636,16 +664,12 @@ def bind_unbound_variable(
     relationship links it to a matched one (`(:Rack)-[:HOLDS]->(:Machine)`), so the MATCH gets
     `, (r)-[:HOLDS]->(m:Machine)`. A 1.5B model told exactly that pattern sent the statement
     back unchanged three times, in two runs of seven."""
-    found = _UNBOUND.search(error)
-    if found is None:
+    unbound = _unbound(error, cypher, asked_labels)
+    if unbound is None:
         return None
-    var = found.group(1)
-    names = referenced_names(cypher)
-    if var in names.variables:
-        return None  # matched, then dropped by a WITH: not a missing pattern
-    wanted = sorted(set(asked_labels) - set(names.variables.values()))
-    if len(wanted) != 1:
-        return None
+    var, names, wanted = unbound
+    if var in names.variables or len(wanted) != 1:
+        return None  # matched, then dropped by a WITH; or which label it is stays open
     links = [
         (v, r)
         for v, bound in names.variables.items()
