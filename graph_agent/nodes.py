@@ -853,6 +853,8 @@ async def _value_on_a_neighbour(
     return " ".join(text.split()) + ".", shown
 
 
+PROBE_TIMEOUT_S = 2.0
+"""Engine timeout of the short reads behind a correction note (a value's spelling, a route)."""
 MAX_NEXT_DOOR_READS = 4
 """Statements through a neighbour tried for one value-next-door note (one row each)."""
 
@@ -864,7 +866,11 @@ async def _matches_something(ctx: Context, statement: str) -> bool:
         return False
     try:
         result = await asyncio.to_thread(
-            ctx.db.run_read, judged.canonical or statement, None, timeout_s=2.0, max_rows=1
+            ctx.db.run_read,
+            judged.canonical or statement,
+            None,
+            timeout_s=PROBE_TIMEOUT_S,
+            max_rows=1,
         )
     except GraphError:
         logger.debug("a statement through the neighbour failed", exc_info=True)
@@ -877,7 +883,7 @@ async def _literal_feedback(
 ) -> str | None:
     async def read(statement: str, rows: int) -> list[list[Any]]:
         result = await asyncio.to_thread(
-            db.run_read, statement, {"v": value}, timeout_s=2.0, max_rows=rows
+            db.run_read, statement, {"v": value}, timeout_s=PROBE_TIMEOUT_S, max_rows=rows
         )
         return [list(r) for r in result.rows]
 
