@@ -640,9 +640,10 @@ async def execute(state: AgentState, runtime: Runtime[Context]) -> Update:
     # Before any model, person, memory or trace sees the rows: the channel's hidden names go,
     # whatever statement produced them.
     visible = redact_rows(result.columns, result.rows, ctx.policy)
-    if not visible.rows and (feedback := _missed_value(state, cypher)):
+    nothing = _nothing_found(visible.rows)
+    if nothing and (feedback := _missed_value(state, cypher)):
         return _failed(cypher, feedback, "missed_value")
-    if not visible.rows and (failed := await _misplaced_literal(state, ctx, cypher)):
+    if nothing and (failed := await _misplaced_literal(state, ctx, cypher)):
         return failed
     if visible.rows and (feedback := _counts_something_else(state, ctx, cypher)):
         failed = _failed(cypher, feedback, "counted_label")
@@ -703,6 +704,17 @@ def _missed_value(state: AgentState, cypher: str) -> str | None:
     if feedback is not None:
         logger.info("0 rows and the statement missed a hinted value; one correction")
     return feedback
+
+
+def _nothing_found(rows: list[list[Any]]) -> bool:
+    """No rows, or the one row an aggregate gives over no match (`count(m)` → 0, `sum` → null):
+    `t.type = 'xs-1/1/1'` where that is a Type's name answered "0" in a real playground
+    follow-up, and the value checks never looked because a row came back."""
+    if not rows:
+        return True
+    return len(rows) == 1 and all(
+        value is None or (value == 0 and not isinstance(value, bool)) for value in rows[0]
+    )
 
 
 def _counts_something_else(state: AgentState, ctx: Context, cypher: str) -> str | None:

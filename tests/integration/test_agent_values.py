@@ -379,3 +379,45 @@ def test_a_value_of_a_node_the_statement_already_matches_is_filtered_there(
     assert "the statement already matches p (Person): filter p on location = 'London'" in feedback
     assert "WORKS_ON]-(:Person" not in feedback
     assert [a.stage for a in result.attempts] == ["value_next_door", "ok"]
+
+
+def test_a_count_of_zero_that_missed_the_hinted_value_gets_one_correction(
+    demo_db: GraphDB,
+) -> None:
+    # A count over no match is one row, [0]: a playground follow-up answered "0" for
+    # `t.type = 'xs-1/1/1'` where that is a Type's name, and no value check looked.
+    model = ScriptedChatModel(
+        replies=[
+            guard_reply(),
+            cypher_reply(
+                "MATCH (t:Team)-[:OWNS]->(s:Service) WHERE t.name STARTS WITH 'pay' "
+                "RETURN count(s) AS services"
+            ),
+            cypher_reply(
+                "MATCH (t:Team {name: 'Payments'})-[:OWNS]->(s:Service) RETURN count(s) AS services"
+            ),
+            evaluation_reply(answer="ok"),
+        ]
+    )
+    agent, _spy = _agent(demo_db, model)
+    result = agent.run("How many services does the Payments team own?")
+    assert [a.stage for a in result.attempts] == ["missed_value", "ok"]
+    assert "The stored value is exactly 'Payments' (Team.name)" in model.prompts[2]
+    assert result.outcome == "answered" and result.rows[0][0] > 0
+
+
+def test_a_count_of_zero_with_the_stored_value_used_is_an_answer(demo_db: GraphDB) -> None:
+    model = ScriptedChatModel(
+        replies=[
+            guard_reply(),
+            cypher_reply(
+                "MATCH (t:Team {name: 'Payments'})-[:OWNS]->(s:Service {lifecycle: 'deprecated'}) "
+                "RETURN count(s) AS services"
+            ),
+            evaluation_reply(answer="None."),
+        ]
+    )
+    agent, _spy = _agent(demo_db, model)
+    result = agent.run("How many deprecated services does the Payments team own?")
+    assert [a.stage for a in result.attempts] == ["ok"] and result.rows == [[0]]
+    assert result.llm_calls == 3
