@@ -43,6 +43,12 @@ class ModeChoice(StrEnum):
     single_shot = "single-shot"
 
 
+class SplitChoice(StrEnum):
+    all = "all"
+    dev = "dev"
+    test = "test"
+
+
 class Switch(StrEnum):
     on = "on"
     off = "off"
@@ -257,6 +263,13 @@ def register(app: typer.Typer) -> None:
         limit: Annotated[
             int | None, typer.Option(min=1, help="Only the first N items (a smoke run).")
         ] = None,
+        split: Annotated[
+            SplitChoice,
+            typer.Option(
+                help="dev: items rules and prompts may be tuned on; test: items only run to "
+                "report (accuracy claims); all: both (docs/eval.md)."
+            ),
+        ] = SplitChoice.all,
     ) -> None:
         """Score the bot on questions with gold Cypher: execution accuracy, cost, latency."""
         from bot.cli.runtime import settings
@@ -268,13 +281,14 @@ def register(app: typer.Typer) -> None:
             RunOptions,
             evaluate,
             load_items,
+            select_split,
             summarize,
             write_chart,
         )
 
         s = settings(ctx)
         try:
-            items = load_items(questions_file)
+            items = select_split(load_items(questions_file), split.value)
         except EvalFileError as exc:
             err_console.print(f"[red]Error:[/red] {exc}")
             raise typer.Exit(2) from None
@@ -294,6 +308,8 @@ def register(app: typer.Typer) -> None:
             concurrency=concurrency,
         )
         out_dir = out or s.data_dir / "eval" / questions_file.stem
+        if out is None and split is not SplitChoice.all:
+            out_dir = out_dir / split.value  # a split's summary holds only that split's records
         results = ResultsFile(out_dir / f"results-{options.slug}.jsonl")
         done = results.load() if resume else {}
         if not resume:

@@ -2,7 +2,17 @@
 
 from __future__ import annotations
 
-from graph_agent.evaluation.items import Chain, EvalFileError, EvalItem, chains, load_items
+from graph_agent.evaluation.items import (
+    SPLITS,
+    Chain,
+    EvalFileError,
+    EvalItem,
+    Split,
+    assign_splits,
+    chains,
+    load_items,
+    select_split,
+)
 from graph_agent.evaluation.report import ChartUnavailableError, summarize, write_chart
 from graph_agent.evaluation.runner import (
     MODES,
@@ -16,6 +26,7 @@ from graph_agent.evaluation.scoring import Score, score_answer
 
 __all__ = [
     "MODES",
+    "SPLITS",
     "Chain",
     "ChartUnavailableError",
     "EvalFileError",
@@ -25,10 +36,13 @@ __all__ = [
     "ResultsFile",
     "RunOptions",
     "Score",
+    "Split",
+    "assign_splits",
     "chains",
     "evaluate",
     "load_items",
     "score_answer",
+    "select_split",
     "summarize",
     "write_chart",
 ]

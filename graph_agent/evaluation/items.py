@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import logging
+import random
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -14,6 +15,9 @@ import yaml
 logger = logging.getLogger(__name__)
 
 Expected = Literal["answer", "refusal"]
+Split = Literal["dev", "test"]
+SPLITS: tuple[Split, ...] = ("dev", "test")
+"""dev: items rules, prompts and examples may be changed for; test: items only run to report."""
 
 
 class EvalFileError(ValueError):
@@ -33,6 +37,8 @@ class EvalItem:
     tags: tuple[str, ...] = ()
     expected: Expected = "answer"
     """"answer": score the rows against the gold rows; "refusal": score the outcome."""
+    split: Split | None = None
+    """dev or test (see docs/eval.md); None in files that have no splits."""
 
 
 @dataclass(frozen=True)
@@ -66,6 +72,9 @@ def _item(raw: Any, where: str) -> EvalItem:
     if isinstance(tags, str):
         tags = [tags]
     parent = raw.get("follow_up_of")
+    split = raw.get("split")
+    if split is not None and split not in SPLITS:
+        raise EvalFileError(f"{where} ({item_id}): split must be dev or test, not {split!r}")
     return EvalItem(
         id=item_id,
         question=question,
@@ -73,24 +82,67 @@ def _item(raw: Any, where: str) -> EvalItem:
         follow_up_of=str(parent).strip() if parent else None,
         tags=tuple(str(t) for t in tags),
         expected=expected,
+        split=split,
     )
 
 
 def parse_items(raw_items: Iterable[Any], source: str = "items") -> list[EvalItem]:
     """Items from already-parsed mappings; ids unique, a follow-up after the item it follows."""
     items: list[EvalItem] = []
-    seen: set[str] = set()
+    seen: dict[str, EvalItem] = {}
     for n, raw in enumerate(raw_items, start=1):
         item = _item(raw, f"{source} item {n}")
         if item.id in seen:
             raise EvalFileError(f"{source}: duplicate id {item.id!r}")
-        if item.follow_up_of is not None and item.follow_up_of not in seen:
-            raise EvalFileError(
-                f"{source}: {item.id!r} follows {item.follow_up_of!r}, which must come before it"
-            )
-        seen.add(item.id)
+        if item.follow_up_of is not None:
+            parent = seen.get(item.follow_up_of)
+            if parent is None:
+                raise EvalFileError(
+                    f"{source}: {item.id!r} follows {item.follow_up_of!r}, which must come before it"
+                )
+            if parent.split != item.split:
+                raise EvalFileError(
+                    f"{source}: {item.id!r} is in split {item.split} but follows "
+                    f"{parent.id!r} in split {parent.split}: a conversation stays in one split"
+                )
+        seen[item.id] = item
         items.append(item)
     return items
+
+
+def select_split(items: Sequence[EvalItem], split: Split | Literal["all"]) -> list[EvalItem]:
+    """The items of one split ("all": every item); a split of a file without splits is an error."""
+    if split == "all":
+        return list(items)
+    if any(item.split is None for item in items):
+        raise EvalFileError(
+            f"--split {split}: some items have no split; give every item `split: dev` or "
+            "`split: test`, or run with --split all"
+        )
+    return [item for item in items if item.split == split]
+
+
+def assign_splits(
+    items: Sequence[EvalItem], *, seed: int, test_share: float = 0.4
+) -> dict[str, Split]:
+    """A split for every item, drawn once at random: whole conversations go to one side.
+
+    Conversations are shuffled with `seed` and the test side takes them until it holds at
+    least `test_share` of the items; the rest is dev. Items that already have a split keep it.
+    """
+    groups = chains(items)
+    fixed = {item.id: item.split for item in items if item.split is not None}
+    order = [g for g in groups if g.items[0].id not in fixed]
+    random.Random(seed).shuffle(order)
+    test_n = sum(len(g.items) for g in groups if fixed.get(g.items[0].id) == "test")
+    wanted = test_share * len(items)
+    out: dict[str, Split] = {k: v for k, v in fixed.items() if v is not None}
+    for group in order:
+        side: Split = "test" if test_n < wanted else "dev"
+        test_n += len(group.items) if side == "test" else 0
+        for item in group.items:
+            out[item.id] = side
+    return out
 
 
 def load_items(path: Path) -> list[EvalItem]:

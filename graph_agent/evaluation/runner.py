@@ -151,6 +151,7 @@ def score_record(
         "question": item.question,
         "follow_up_of": item.follow_up_of,
         "tags": list(item.tags),
+        "split": item.split,
         "expected": item.expected,
         "latency_ms": round(latency_ms, 1),
         "timed_out": timed_out,

@@ -201,6 +201,17 @@ def test_cli_both_modes_resume_summary_and_chart(
     assert "Accuracy by run" in outcome.stdout and "single-shot/examples-on" in outcome.stdout
 
 
+def test_cli_split_runs_only_that_split(cli_env: None, tmp_path: Path) -> None:
+    _eval("--limit", "6", "--out", str(tmp_path), "--split", "test")
+    records = [
+        json.loads(x)
+        for x in (tmp_path / "results-full-examples-on.jsonl").read_text().splitlines()
+    ]
+    wanted = [i.id for i in load_items(DEMO_EVAL) if i.split == "test"][:6]
+    assert [r["id"] for r in records] == wanted
+    assert {r["split"] for r in records} == {"test"}
+
+
 def test_cli_examples_off_and_a_bad_file(cli_env: None, tmp_path: Path) -> None:
     _eval("--limit", "2", "--out", str(tmp_path), "--examples", "off")
     records = (tmp_path / "results-full-examples-off.jsonl").read_text().splitlines()

@@ -6,7 +6,13 @@ from typing import Any
 
 import pytest
 
-from graph_agent.evaluation.items import EvalFileError, chains, parse_items
+from graph_agent.evaluation.items import (
+    EvalFileError,
+    assign_splits,
+    chains,
+    parse_items,
+    select_split,
+)
 from graph_agent.evaluation.report import percentile, summarize
 from graph_agent.evaluation.scoring import (
     answer_mentions,
@@ -151,6 +157,15 @@ ITEM_CASES: list[tuple[str, list[dict[str, Any]], str]] = [
     ("answer without gold", [{"id": "a", "question": "q", "expected": "answer"}], "gold_cypher"),
     ("bad expected", [{"id": "a", "question": "q", "expected": "maybe"}], "answer or refusal"),
     ("not a mapping", ["just a string"], "expected a mapping"),
+    ("bad split", [{"id": "a", "question": "q", "split": "train"}], "dev or test"),
+    (
+        "chain across splits",
+        [
+            {"id": "a", "question": "q", "split": "dev"},
+            {"id": "b", "question": "q", "follow_up_of": "a", "split": "test"},
+        ],
+        "one split",
+    ),
 ]
 
 
@@ -173,6 +188,50 @@ def test_items_default_to_refusal_without_gold_and_group_into_chains() -> None:
     )
     assert items[0].tags == ("x",) and items[1].expected == "refusal"
     assert [[i.id for i in chain.items] for chain in chains(items)] == [["a", "b", "c"], ["oos"]]
+
+
+def _conversations(n: int) -> list[dict[str, Any]]:
+    """n conversations: every third has a follow-up."""
+    raw: list[dict[str, Any]] = []
+    for i in range(n):
+        raw.append({"id": f"q{i}", "question": "q"})
+        if i % 3 == 0:
+            raw.append({"id": f"q{i}-f", "question": "and?", "follow_up_of": f"q{i}"})
+    return raw
+
+
+def test_assign_splits_is_seeded_keeps_chains_and_gives_test_its_share() -> None:
+    items = parse_items(_conversations(30))
+    first = assign_splits(items, seed=7)
+    assert first == assign_splits(items, seed=7)
+    assert first != assign_splits(items, seed=8)
+    assert set(first) == {item.id for item in items}
+    assert all(first[f"q{i}-f"] == first[f"q{i}"] for i in range(0, 30, 3))
+    test_share = sum(v == "test" for v in first.values()) / len(items)
+    assert 0.4 <= test_share < 0.5
+
+
+def test_assign_splits_keeps_a_split_already_given() -> None:
+    raw = _conversations(10)
+    for item in raw:
+        item["split"] = "dev"
+    raw.append({"id": "new", "question": "q"})
+    assert assign_splits(parse_items(raw), seed=1)["q0"] == "dev"
+
+
+def test_select_split() -> None:
+    items = parse_items(
+        [
+            {"id": "a", "question": "q", "split": "dev"},
+            {"id": "b", "question": "q", "split": "test"},
+            {"id": "c", "question": "q", "follow_up_of": "b", "split": "test"},
+        ]
+    )
+    assert [i.id for i in select_split(items, "test")] == ["b", "c"]
+    assert [i.id for i in select_split(items, "dev")] == ["a"]
+    assert len(select_split(items, "all")) == 3
+    with pytest.raises(EvalFileError, match="no split"):
+        select_split(parse_items([{"id": "a", "question": "q"}]), "dev")
 
 
 def test_summarize_by_run_and_tag() -> None:
