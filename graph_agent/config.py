@@ -44,6 +44,8 @@ class AgentConfig:
     """Nodes sampled per label when reading the schema."""
     llm_max_tokens: int | None = None
     """Cap on every LLM reply, in tokens; None: each step's own cap (llm.STEP_MAX_TOKENS)."""
+    disabled_rules: frozenset[str] = frozenset()
+    """Repair rules never asked (graph_agent/repair; `cypherbot eval --without-rule NAME`)."""
     json_mode: Literal["prompt", "json_object"] = "prompt"
     """`prompt`: ask for JSON in words (works everywhere); `json_object`: also bind
     response_format={"type": "json_object"}."""

@@ -4,7 +4,7 @@ rows), and feedback when a value was missed."""
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
 from dataclasses import dataclass, field
 
 from graph_agent.graphdb.protocol import GraphSchema
@@ -17,6 +17,8 @@ Hint = tuple[str, str, str]
 
 _CASE_FUNCTIONS = frozenset({"TOLOWER", "TOUPPER", "LOWER", "UPPER"})
 MAX_FEEDBACK_HINTS = 3
+LINT_FIXES = ("stored_value", "string_alias", "nulls_last", "final_with", "recount")
+"""The fixes `lint_cypher` makes, by name."""
 _CALLS = ("COLLECT", "COUNT", "EXISTS", "ANY", "ALL", "NONE", "SINGLE", "SHORTEST")
 
 
@@ -42,7 +44,9 @@ class _Site:
     in_map: bool
 
 
-def lint_cypher(cypher: str, hints: Sequence[Hint] = ()) -> Lint:
+def lint_cypher(
+    cypher: str, hints: Sequence[Hint] = (), only: Collection[str] = LINT_FIXES
+) -> Lint:
     """Fix string equalities that can never match what the graph stores.
 
     - `toLower("Keanu Reeves")`/`toUpper(…)` around a literal, inside a pattern map or compared
@@ -51,12 +55,16 @@ def lint_cypher(cypher: str, hints: Sequence[Hint] = ()) -> Lint:
     - `{name: "keanu reeves"}` or `p.name = "keanu reeves"` when a hint stores exactly one
       value with that spelling in another case: the stored form.
 
+    Also: a column alias written as a string gets a name, `ORDER BY x DESC` puts nulls last,
+    a final `WITH` returns, and `count(*)` over rows a `WITH` already grouped is its count.
+    `only` names the fixes to make (see `LINT_FIXES`): the repair catalogue asks one at a time.
+
     Anything ambiguous is left alone; the statement is otherwise untouched.
     """
     tokens = tokenize(cypher)
     result = Lint(cypher=cypher)
     edits: list[tuple[int, int, str]] = []
-    for site in _sites(tokens):
+    for site in _sites(tokens) if "stored_value" in only else ():
         stored = _stored_form(site.literal.value, site.label, site.prop, hints)
         where = f"{site.label or '?'}.{site.prop}"
         if stored is not None and (site.wrapped or stored != site.literal.value):
@@ -65,16 +73,16 @@ def lint_cypher(cypher: str, hints: Sequence[Hint] = ()) -> Lint:
         elif site.wrapped and site.in_map:
             edits.append((site.start, site.end, site.literal.text))
             result.fixes.append(f"unwrapped {cypher[site.start : site.end]} in a pattern map")
-    for start, end, alias in _string_aliases(tokens):
+    for start, end, alias in _string_aliases(tokens) if "string_alias" in only else ():
         edits.append((start, end, alias))
         result.fixes.append(f"column alias {cypher[start:end][:40]} → {alias}")
-    for position, expression in _descending_nullable(tokens):
+    for position, expression in _descending_nullable(tokens) if "nulls_last" in only else ():
         edits.append((position, position, f"{expression} IS NULL, "))
         result.fixes.append(f"nulls last for ORDER BY {expression} DESC")
-    if (last := _final_with(tokens)) is not None:
+    if "final_with" in only and (last := _final_with(tokens)) is not None:
         edits.append((last.position, last.end, "RETURN"))
         result.fixes.append("the statement ended with WITH: RETURN instead")
-    for start, end, alias in _recounts(tokens):
+    for start, end, alias in _recounts(tokens) if "recount" in only else ():
         edits.append((start, end, alias))
         result.fixes.append(f"count(…) AS {alias} counted the grouped rows again: {alias}")
     for start, end, text in sorted(edits, reverse=True):

@@ -5,7 +5,6 @@ from __future__ import annotations
 import asyncio
 import functools
 import logging
-import re
 import time
 from collections.abc import Awaitable, Callable
 from typing import Any, Protocol
@@ -14,7 +13,7 @@ from langchain_core.messages import AIMessage, BaseMessage, HumanMessage
 from langgraph.runtime import Runtime
 
 from graph_agent import prompts
-from graph_agent.answer_offline import denies_rows, plain_answer
+from graph_agent.answer_offline import plain_answer
 from graph_agent.context import Context
 from graph_agent.errors import FAILURE_TEXT, LLMError, LLMNotConfiguredError, LLMTimeoutError
 from graph_agent.graphdb.errors import (
@@ -25,49 +24,31 @@ from graph_agent.graphdb.errors import (
     QueryTimeoutError,
     ResourceLimitError,
 )
-from graph_agent.graphdb.protocol import GraphDB, Validation
-from graph_agent.graphdb.schema import quote_name, schema_text, schema_vocabulary
+from graph_agent.graphdb.protocol import Validation
+from graph_agent.graphdb.schema import schema_text, schema_vocabulary
 from graph_agent.grounding import (
-    Evidence,
     leaning_words,
     nothing_found,
     question_entities,
-    unsupported_claims,
-)
-from graph_agent.lint import (
-    empty_result_feedback,
-    filtered_node,
-    lint_cypher,
-    literal_filters,
-    relabel_for_value,
-    value_on_another_label,
 )
 from graph_agent.llm import LLMCall, call_llm
 from graph_agent.pruning import relevant_labels
-from graph_agent.question_fit import (
-    aggregate_in_where,
-    aggregate_in_where_guidance,
-    counted_label_feedback,
-)
+from graph_agent.repair import Case, Kind, Runner, Trigger
+from graph_agent.repair.validate_rules import COSTLY_READ_HINT
 from graph_agent.result import Attempt
-from graph_agent.schema_examples import literal, question_focus, rank_examples, retrieval_query
-from graph_agent.state import AgentState, NextDoor, UnconfirmedRows
+from graph_agent.schema_examples import question_focus, rank_examples, retrieval_query
+from graph_agent.state import AgentState, UnconfirmedRows
 from graph_agent.statement import (
-    bind_unbound_variable,
     check_schema,
-    order_by_aggregate_guidance,
-    property_through_neighbour,
-    unbound_variable_guidance,
     with_limit,
 )
 from graph_agent.structured import Evaluation, ask_structured
-from graph_agent.words import article
 from guardrails.cypher_policy import RESTRICTION_CATEGORIES, check_cypher
 from guardrails.cypher_tokens import referenced_names, tokenize
 from guardrails.extract import extract_cypher
 from guardrails.intent import asks_for_a_task, asks_to_change
 from guardrails.redact_rows import redact_rows
-from guardrails.relevance import content_words, name_words, relevance, stem
+from guardrails.relevance import relevance
 from guardrails.topic import ScopeDecision, fallback_decision, parse_decision, parse_json_object
 from memory.types import Example
 
@@ -401,34 +382,24 @@ async def correct(state: AgentState, runtime: Runtime[Context]) -> Update:
     )
     calls = [call]
     update: Update = {"attempt_count": attempt, **found}
-    if not call.cut_off and (shown := _kept_next_door_filter(state, reply)) is not None:
-        # The note showed the statement through the neighbour; a 1.5B model kept its filter
-        # (sent the statement back, or changed something else) on every run. Run the one shown.
-        logger.info("the correction kept the filter the note was about; running the one shown")
-        reply = f"```cypher\n{shown}\n```"
-    if (
-        not call.cut_off
-        and not state.get("reasked")
-        and not state.get("missing_data")
-        and state.get("last_stage") in _FAILS_AGAIN_UNCHANGED
-        and _already_failed(state, reply)
-    ):
-        # At temperature 0 a small model that repeats a failed statement repeats it on every
-        # attempt (3 of 4 failures on a network graph were one statement written 3 times).
-        # Ask once more in the same attempt, saying so, with some room to vary. (Not when the
-        # statement names a word of the question the graph lacks: repeating that is the sign
-        # validate reads as "the graph has no data on it".) Once per question: the attempts
-        # stay the bound, and a model that repeats itself twice costs one call more, not two.
-        ctx.progress("correct", "Trying a different query…", attempt)
-        reply, call = await call_llm(
-            ctx.llms.cypher.bind(temperature=REPEAT_TEMPERATURE),
-            [*messages, AIMessage(reply), HumanMessage(prompts.REPEATED_STATEMENT)],
-            step="correct",
-            timeout_s=_llm_timeout(ctx),
-            max_tokens=ctx.config.llm_max_tokens,
-        )
-        calls.append(call)
-        update["reasked"] = True
+    # The rules' trace counts this reply as the new attempt.
+    now: AgentState = {**state, "attempt_count": attempt}
+    rules = Runner(Case(question, extract_cypher(reply), ctx, now))
+    if not call.cut_off:
+        statement = extract_cypher(reply)
+        if (shown := await rules.rewrite(Trigger.REPLY, statement)) != statement:
+            reply = f"```cypher\n{shown}\n```"
+        if (reask := await rules.first(Trigger.REPLY, Kind.HINT, cypher=shown)) is not None:
+            ctx.progress("correct", "Trying a different query…", attempt)
+            reply, call = await call_llm(
+                ctx.llms.cypher.bind(temperature=REPEAT_TEMPERATURE),
+                [*messages, AIMessage(reply), HumanMessage(reask.note or "")],
+                step="correct",
+                timeout_s=_llm_timeout(ctx),
+                max_tokens=ctx.config.llm_max_tokens,
+            )
+            calls.append(call)
+    update |= rules.trace()
     update |= {"draft": reply, "llm_calls": calls}
     if (missing := _no_data(reply)) is not None:
         update |= {"outcome": "no_data", "answer": f"The graph has no data on {missing}"}
@@ -437,43 +408,8 @@ async def correct(state: AgentState, runtime: Runtime[Context]) -> Update:
     return update
 
 
-_FAILS_AGAIN_UNCHANGED = frozenset({"schema", "validate", "execute", "value_next_door"})
-"""Stages whose failure the same statement meets again and another statement may avoid. Not
-`missed_value` or `evaluate`: a repeat there is the model saying the value or the rows are what
-the graph has, which those steps then accept once; not `policy`: a statement that keeps reading
-what the channel may not see or keeps writing is refused whatever it is asked. But
-`value_next_door` is: no node of that label holds the value, a node next to it does (a 1.5B
-model sent `(v:Version {name: 'Ubuntu'})` back unchanged, shown the statement through the OS)."""
-
 REPEAT_TEMPERATURE = 0.7
 """Sampling temperature of the one re-ask after a correction repeated a failed statement."""
-
-
-def _kept_next_door_filter(state: AgentState, reply: str) -> str | None:
-    """The statement the value-next-door note showed, when the correction right after it still
-    filters that label on that value; else None."""
-    shown = state.get("next_door")
-    if shown is None or state.get("last_stage") != "value_next_door":
-        return None
-    filters = {
-        (label, prop, value.casefold())
-        for label, prop, value in literal_filters(extract_cypher(reply))
-    }
-    return shown.cypher if (shown.label, shown.prop, shown.value.casefold()) in filters else None
-
-
-def _same_statement(cypher: str) -> str:
-    return " ".join(cypher.split()).rstrip(";").strip()
-
-
-def _already_failed(state: AgentState, reply: str) -> bool:
-    """Whether `reply`'s statement is one this question already tried and saw fail."""
-    statement = _same_statement(extract_cypher(reply))
-    if not statement:
-        return False
-    tried = {_same_statement(a.cypher) for a in state.get("attempts") or [] if a.error}
-    tried.add(_same_statement(extract_cypher(state.get("draft", ""))))
-    return statement in tried
 
 
 # --- validate / execute ---------------------------------------------------------------------
@@ -501,7 +437,8 @@ def _cut_off(reply: str) -> Update:
 
 @step("validate")
 async def validate(state: AgentState, runtime: Runtime[Context]) -> Update:
-    """Extract the statement, apply the read-only policy, check names and directions, EXPLAIN."""
+    """Extract the statement, apply the read-only policy, check names and directions, EXPLAIN;
+    the repair catalogue's validate rules run at each of those points."""
     ctx = runtime.context
     ctx.progress("validate", "Checking the query…", state["attempt_count"])
     cypher = extract_cypher(state.get("draft", ""))
@@ -514,90 +451,65 @@ async def validate(state: AgentState, runtime: Runtime[Context]) -> Update:
     if not verdict.allowed:
         return _failed(cypher, f"Refused by the read-only policy: {verdict.reason}", "policy")
     cypher = verdict.canonical or cypher
-    linted = lint_cypher(cypher, state.get("value_hints") or [])
-    if linted.fixes:
-        logger.info("auto-corrected: %s", "; ".join(linted.fixes))
-    cypher = linted.cypher
-    rewritten = bool(linted.fixes)
+    rules = Runner(Case(state["standalone_question"], cypher, ctx, state))
+    try:
+        update = await _validate(ctx, rules, cypher)
+    except GraphConnectionError as exc:
+        update = {"fatal": True, "error_kind": "graph_down", "last_error": str(exc)}
+    return update | rules.trace()
+
+
+async def _validate(ctx: Context, rules: Runner, cypher: str) -> Update:
+    cypher = await rules.rewrite(Trigger.STATEMENT, cypher)
     checked = check_schema(cypher, ctx.schema)
-    hints = state.get("value_hints") or []
-    if checked.problems and (relabelled := relabel_for_value(cypher, ctx.schema, hints)):
-        cypher, fix = relabelled
-        logger.info("auto-corrected: %s, the label that holds the value", fix)
-        rewritten = True
-        checked = check_schema(cypher, ctx.schema)
-    if checked.problems and (moved := property_through_neighbour(cypher, ctx.schema)):
-        cypher, fix = moved
-        logger.info("auto-corrected: %s", fix)
-        rewritten = True
+    if checked.problems:
+        cypher = await rules.rewrite(
+            Trigger.SCHEMA_PROBLEM,
+            cypher,
+            needed=lambda c: bool(check_schema(c, ctx.schema).problems),
+        )
         checked = check_schema(cypher, ctx.schema)
     if checked.problems:
         problems = checked.problems
-        if elsewhere := value_on_another_label(cypher, ctx.schema, hints):
-            problems = [elsewhere, *problems]  # first: the long list of patterns buried it
+        if note := await rules.first(Trigger.SCHEMA_PROBLEM, Kind.HINT, cypher=cypher):
+            problems = [note.note or "", *problems]  # first: the long list of patterns buried it
         failed = _failed(cypher, "Schema check: " + "; ".join(problems), "schema")
-        missing = _asked_but_missing(state["standalone_question"], checked.unknown, ctx)
-        before = set(state.get("missing_data") or [])
-        if missing and before & set(missing):
-            # Twice a name for a word of the question that the graph lacks ("salary"): a
-            # third attempt will not find what is not there.
-            failed["fatal"] = True
-        return failed | ({"missing_data": sorted(before | set(missing))} if missing else {})
+        guard = await rules.first(
+            Trigger.SCHEMA_PROBLEM, Kind.GUARD, cypher=cypher, unknown=checked.unknown
+        )
+        return failed | (dict(guard.update) if guard else {})
     if checked.corrections:
         logger.info("auto-corrected: %s", "; ".join(checked.corrections))
-    if checked.cypher != cypher or rewritten:
-        # Rewritten after the policy's verdict: judge the text that will run, not the draft.
+    if checked.cypher != cypher:
+        # The schema check flipped a direction: judge the text that will run.
         final = check_cypher(checked.cypher, ctx.policy)
         if not final.allowed:
             return _failed(
                 checked.cypher, f"Refused by the read-only policy: {final.reason}", "policy"
             )
         cypher = final.canonical or checked.cypher
-    else:
-        cypher = checked.cypher
-    if (repeated := _repeats_a_costly_read(state, cypher, ctx.config.max_rows)) is not None:
-        return _failed(cypher, repeated, "resource")
-    if aggregate_in_where(cypher):
-        guidance = aggregate_in_where_guidance(cypher, state["standalone_question"], ctx.schema)
-        return _failed(cypher, f"Not valid Cypher: {guidance}.", "validate")
-    asked: frozenset[str] = frozenset()
-    try:
-        validation = await asyncio.to_thread(ctx.db.validate, cypher)
-        if not validation.ok:
-            asked = question_focus(state["standalone_question"], ctx.schema).labels
-            if bound := await _bind_unbound(ctx, cypher, validation.error or "", asked):
-                cypher, validation = bound
-    except GraphConnectionError as exc:
-        return {"fatal": True, "error_kind": "graph_down", "last_error": str(exc)}
+    if guard := await rules.first(Trigger.BEFORE_ENGINE, Kind.GUARD, cypher=cypher):
+        return _failed(cypher, guard.note or guard.detail, guard.stage or "validate")
+    validation = await asyncio.to_thread(ctx.db.validate, cypher)
+    if not validation.ok:
+        explained: dict[str, Validation] = {}
+
+        async def explains(candidate: str) -> bool:
+            explained[candidate] = await asyncio.to_thread(ctx.db.validate, candidate)
+            return explained[candidate].ok
+
+        error = validation.error or ""
+        bound = await rules.rewrite(Trigger.ENGINE_ERROR, cypher, verify=explains, error=error)
+        if bound != cypher:
+            cypher, validation = bound, explained[bound]
     if not validation.ok:
         error = validation.error or "unknown error"
-        guidance = unbound_variable_guidance(error, cypher, ctx.schema, asked)
-        if guidance := guidance or order_by_aggregate_guidance(error):
-            error = f"{error.rstrip('. ')}. {guidance}"
+        if note := await rules.first(Trigger.ENGINE_ERROR, Kind.HINT, cypher=cypher, error=error):
+            error = f"{error.rstrip('. ')}. {note.note}"
         return _failed(cypher, f"The engine rejected it: {error}", "validate")
     if validation.read_only is False:
         return _failed(cypher, "The engine says this statement would write.", "policy")
     return {"cypher": cypher, "last_error": None, "last_stage": "validate"}
-
-
-async def _bind_unbound(
-    ctx: Context, cypher: str, error: str, asked: frozenset[str]
-) -> tuple[str, Validation] | None:
-    """The statement with its unbound variable matched through the one pattern the hint would
-    name (`bind_unbound_variable`), checked by the policy and EXPLAINed again; None unless
-    that works."""
-    bound = bind_unbound_variable(error, cypher, ctx.schema, asked)
-    if bound is None:
-        return None
-    verdict = check_cypher(bound[0], ctx.policy)
-    if not verdict.allowed:
-        return None
-    statement = verdict.canonical or bound[0]
-    second = await asyncio.to_thread(ctx.db.validate, statement)
-    if not second.ok:
-        return None
-    logger.info("auto-corrected: %s", bound[1])
-    return statement, second
 
 
 @step("execute")
@@ -640,19 +552,23 @@ async def execute(state: AgentState, runtime: Runtime[Context]) -> Update:
     # Before any model, person, memory or trace sees the rows: the channel's hidden names go,
     # whatever statement produced them.
     visible = redact_rows(result.columns, result.rows, ctx.policy)
-    nothing = _nothing_found(visible.rows)
-    if nothing and (feedback := _missed_value(state, cypher)):
-        return _failed(cypher, feedback, "missed_value")
-    if nothing and (failed := await _misplaced_literal(state, ctx, cypher)):
-        return failed
-    if visible.rows and (feedback := _counts_something_else(state, ctx, cypher)):
-        failed = _failed(cypher, feedback, "counted_label")
-        if not state.get("unconfirmed_rows"):
-            # Kept, as evaluate keeps doubted rows: if no later attempt does better, these
-            # rows with a caveat beat "I couldn't answer".
-            rows = UnconfirmedRows(cypher, visible.columns, visible.rows, result.truncated)
-            failed["unconfirmed_rows"] = rows
-        return failed
+    rules = Runner(
+        Case(
+            state["standalone_question"],
+            cypher,
+            ctx,
+            state,
+            columns=visible.columns,
+            rows=visible.rows,
+            truncated=result.truncated,
+        )
+    )
+    fix = await rules.first(Trigger.EMPTY_RESULT) if _nothing_found(visible.rows) else None
+    if fix is None and visible.rows:
+        fix = await rules.first(Trigger.ROWS)
+    if fix is not None:
+        failed = _failed(cypher, fix.note or fix.detail, fix.stage or "execute")
+        return failed | dict(fix.update) | rules.trace()
     return {
         "cypher": cypher,
         "columns": visible.columns,
@@ -669,41 +585,6 @@ COMMENT_REFUSAL = (
     "Refused by the read-only policy: the statement has comments (// or /* */). "
     "Write it again without any comments."
 )
-COSTLY_READ_HINT = (
-    "Write a different, cheaper statement: filter early, aggregate (count, sum) instead of "
-    "collecting, never combine every row with every other, and do not send this one again."
-)
-
-
-def _shape(cypher: str) -> str:
-    return "".join(cypher.split()).casefold()
-
-
-def _repeats_a_costly_read(state: AgentState, cypher: str, max_rows: int) -> str | None:
-    """Feedback when the statement is (but for spacing and case) one that already ran out of
-    time or memory in this question: running it again would only cost the same again."""
-    shape = _shape(with_limit(cypher, max_rows))
-    for attempt in state.get("attempts", []):
-        if attempt.stage in ("timeout", "resource") and _shape(attempt.cypher) == shape:
-            return (
-                "This is the statement that already ran out of time or memory; it was not run "
-                f"again. {COSTLY_READ_HINT}"
-            )
-    return None
-
-
-def _missed_value(state: AgentState, cypher: str) -> str | None:
-    """Feedback for an empty result that a value hint explains (the statement used none of
-    the stored values the question names): once per question, and only while an attempt
-    remains, so that a true "nothing matches" still gets its answer."""
-    if state["attempt_count"] >= state["max_attempts"]:
-        return None
-    if any(a.stage in _VALUE_STAGES for a in state.get("attempts", [])):
-        return None
-    feedback = empty_result_feedback(cypher, state.get("value_hints") or [])
-    if feedback is not None:
-        logger.info("0 rows and the statement missed a hinted value; one correction")
-    return feedback
 
 
 def _nothing_found(rows: list[list[Any]]) -> bool:
@@ -714,220 +595,6 @@ def _nothing_found(rows: list[list[Any]]) -> bool:
         return True
     return len(rows) == 1 and all(
         value is None or (value == 0 and not isinstance(value, bool)) for value in rows[0]
-    )
-
-
-def _counts_something_else(state: AgentState, ctx: Context, cypher: str) -> str | None:
-    """Feedback for rows from a statement that never matches the label the question counts
-    ("How many machines…" answered by counting the rack): once per question, so a statement
-    the model sends back unchanged is then judged on its rows. On the last attempt it still
-    fails: the rows are then given as unconfirmed, not as the answer ("DC1 has the most racks
-    with 1 rack" was a real 1.5B answer from counting data centres)."""
-    if any(a.stage == "counted_label" for a in state.get("attempts", [])):
-        return None
-    feedback = counted_label_feedback(cypher, state["standalone_question"], ctx.schema)
-    if feedback is not None:
-        logger.info("rows from a statement that does not match the counted label; one correction")
-    return feedback
-
-
-def _written_as(text: str) -> tuple[str, bool]:
-    case = (
-        "upper"
-        if text.isupper()
-        else "lower"
-        if text.islower()
-        else "title"
-        if text.istitle()
-        else "mixed"
-    )
-    return case, len(text) <= 4
-
-
-def _written_alike(value: str, stored: list[str]) -> bool:
-    """Whether `value` is written like the stored values (same case pattern, both short codes
-    or both longer): then no node holding it means there is none ("Atlantis" among team names),
-    not that it was written wrong ("Spain" among country codes like "ES")."""
-    return _written_as(value) in {_written_as(v) for v in stored}
-
-
-MAX_LITERAL_CHECKS = 3
-SAMPLE_VALUES_SHOWN = 5
-
-
-_VALUE_STAGES = ("missed_value", "value_next_door")
-"""Stages of the one correction per question about a filtered value (see `_missed_value`)."""
-
-
-async def _misplaced_literal(state: AgentState, ctx: Context, cypher: str) -> Update | None:
-    """Feedback for an empty result whose string filter matches no node at all: the value is
-    on another property (no Airport has city 'Heathrow', one has descr 'Heathrow'), or is
-    written differently from what the graph stores (no Country has code 'Spain'; codes look
-    like 'AT', 'BE', 'DE'). A few short reads, once per question and only while an attempt
-    remains, like `_missed_value`; a failing read just skips the check."""
-    if state["attempt_count"] >= state["max_attempts"]:
-        return None
-    if any(a.stage in _VALUE_STAGES for a in state.get("attempts", [])):
-        return None
-    if ctx.policy is not None:
-        return None  # sampled values would bypass the channel's row redaction
-    for label, prop, value in literal_filters(cypher)[:MAX_LITERAL_CHECKS]:
-        info = ctx.schema.label(label)
-        if info is None or not value.strip():
-            continue
-        if linked := await _value_on_a_neighbour(ctx, cypher, label, prop, value, state):
-            logger.info("0 rows: the value is held by a node next to %s", label)
-            text, shown = linked
-            failed = _failed(cypher, text, "value_next_door")
-            return failed | ({"next_door": shown} if shown is not None else {})
-        others = [o.name for o in info.properties if o.name != prop and "STRING" in o.types]
-        try:
-            feedback = await _literal_feedback(ctx.db, label, prop, value, others[:12])
-        except Exception:
-            logger.debug("literal check failed", exc_info=True)
-            return None
-        if feedback is not None:
-            logger.info("0 rows: no %s has %s = %r", label, prop, value)
-            return _failed(cypher, feedback, "missed_value")
-    return None
-
-
-async def _value_on_a_neighbour(
-    ctx: Context, cypher: str, label: str, prop: str, value: str, state: AgentState
-) -> tuple[str, NextDoor | None] | None:
-    """`(v:Version {name: 'Ubuntu'})` where 'Ubuntu' is a Software's name and software has
-    versions: the value belongs to the node at the other end of a relationship (found from the
-    value hints already looked up). The feedback shows the statement with the filter moved to
-    that node: told only "(:OS)-[:VERSION]->(:Version) exists", a 1.5B model sent its statement
-    back unchanged. Each such statement is tried (one row at most, a short timeout), and those
-    that match something come first: on the network graph the first pattern by the schema's
-    order, through INSTANCE, matched nothing."""
-    names = referenced_names(cypher)
-    used = names.rel_types
-    span = filtered_node(cypher, label, prop, value)
-    var = span[2] if span else ""
-    here = f"({var}:{label})"
-    holders: list[str] = []
-    links: list[tuple[bool, str]] = []
-    same_node: list[str] = []
-    for h_label, h_prop, held in state.get("value_hints") or []:
-        if h_label == label or held.casefold() != value.casefold():
-            continue
-        near = f"(:{h_label} {{{h_prop}: {literal(held)}}})"
-        found = [
-            (r.type in used, f"{here}<-[:{r.type}]-{near}" if r.start == h_label
-             else f"{here}-[:{r.type}]->{near}")
-            for r in ctx.schema.relationships
-            if {r.start, r.end} == {label, h_label}
-        ]  # fmt: skip
-        own = next((v for v, bound in names.variables.items() if bound == h_label), None)
-        if own is not None:
-            # The statement already reaches a node of that label: through the relationship it
-            # uses, the value is that node's ("SREs who work from London": filter the Person,
-            # not another Person on the same project, as a shown statement once made a model
-            # do); only a relationship it does not use yet leads to another node.
-            fresh = [f for f in found if not f[0]]
-            if found and not fresh:
-                same_node.append(
-                    f"{literal(held)} is {article(h_label)} {h_label}'s {h_prop}, and the "
-                    f"statement already matches {own} ({h_label}): filter {own} on {h_prop} = "
-                    f"{literal(held)} instead of the {label}"
-                )
-                continue
-            found = fresh
-        if found:
-            holders.append(f"{article(h_label)} {h_label}'s {h_prop}")
-            links.extend(found)
-    if not links:
-        if same_node:
-            text = f"The query returned no rows: no {label} has {prop} {literal(value)}, but "
-            return text + same_node[0] + ".", None
-        return None
-    # A relationship the statement does not use yet first: the one it uses led nowhere.
-    patterns = list(dict.fromkeys(text for _used, text in sorted(links, key=lambda x: x[0])))
-    statements: dict[str, str] = {}
-    if span is not None:
-        start, end, _var = span
-        tried = {p: f"{cypher[:start]}{p}{cypher[end:]}" for p in patterns[:MAX_NEXT_DOOR_READS]}
-        matching = {p: s for p, s in tried.items() if await _matches_something(ctx, s)}
-        patterns = [*matching, *(p for p in patterns if p not in matching)]
-        statements = matching
-    text = (
-        f"The query returned no rows: no {label} has {prop} {literal(value)}, but "
-        f"{literal(value)} is {' and '.join(dict.fromkeys(holders))}. Reach the {label} from "
-        f"that node: {' or '.join(patterns[:3])}"
-    )
-    shown = None
-    if statements:
-        statement = statements[patterns[0]]
-        text += f", e.g. {statement}"
-        shown = NextDoor(label, prop, value, statement)
-    return " ".join(text.split()) + ".", shown
-
-
-PROBE_TIMEOUT_S = 2.0
-"""Engine timeout of the short reads behind a correction note (a value's spelling, a route)."""
-MAX_NEXT_DOOR_READS = 4
-"""Statements through a neighbour tried for one value-next-door note (one row each)."""
-
-
-async def _matches_something(ctx: Context, statement: str) -> bool:
-    """Whether a read-only statement the policy allows returns a row (a failing read: no)."""
-    judged = check_cypher(statement, ctx.policy)
-    if not judged.allowed:
-        return False
-    try:
-        result = await asyncio.to_thread(
-            ctx.db.run_read,
-            judged.canonical or statement,
-            None,
-            timeout_s=PROBE_TIMEOUT_S,
-            max_rows=1,
-        )
-    except GraphError:
-        logger.debug("a statement through the neighbour failed", exc_info=True)
-        return False
-    return bool(result.rows)
-
-
-async def _literal_feedback(
-    db: GraphDB, label: str, prop: str, value: str, others: list[str]
-) -> str | None:
-    async def read(statement: str, rows: int) -> list[list[Any]]:
-        result = await asyncio.to_thread(
-            db.run_read, statement, {"v": value}, timeout_s=PROBE_TIMEOUT_S, max_rows=rows
-        )
-        return [list(r) for r in result.rows]
-
-    node, key = f"(n:{quote_name(label)})", f"n.{quote_name(prop)}"
-    if (await read(f"MATCH {node} WHERE {key} = $v RETURN count(n)", 1))[0][0]:
-        return None
-    if others:
-        holds = " OR ".join(f"toLower(n.{quote_name(o)}) = toLower($v)" for o in others)
-        shown = ", ".join(f"n.{quote_name(o)}" for o in others)
-        rows = await read(f"MATCH {node} WHERE {holds} RETURN {key}, {shown} LIMIT 1", 1)
-        found = dict(zip(others, rows[0][1:], strict=False)) if rows else {}
-        for where, held in found.items():
-            if isinstance(held, str) and held.casefold() == value.casefold():
-                own = rows[0][0]
-                also = f" or {prop} = {literal(own)}" if own is not None else ""
-                return (
-                    f"The query returned no rows: no {label} has {prop} {literal(value)}, "
-                    f"but {literal(held)} is {article(label)} {label}'s {where}. "
-                    f"Filter on {where} = {literal(held)}{also} instead."
-                )
-    samples = await read(
-        f"MATCH {node} WHERE {key} IS NOT NULL RETURN DISTINCT {key} LIMIT {SAMPLE_VALUES_SHOWN}",
-        SAMPLE_VALUES_SHOWN,
-    )
-    stored = [str(r[0]) for r in samples]
-    if not stored or _written_alike(value, stored):
-        return None
-    return (
-        f"The query returned no rows: no {label} has {prop} {literal(value)}. "
-        f"{label}.{prop} holds values like {', '.join(literal(v) for v in stored)}: write the "
-        "value the way the graph stores it (a code, an abbreviation), or filter on another "
-        "property."
     )
 
 
@@ -976,12 +643,6 @@ async def evaluate(state: AgentState, runtime: Runtime[Context]) -> Update:
         verdict = parsed or Evaluation(
             answers_question=True, answer=plain_answer(columns, rows, truncated=truncated)
         )
-        if verdict.answers_question and (
-            not verdict.answer.strip() or (rows and denies_rows(verdict.answer))
-        ):
-            # An empty answer, or one that says there is nothing while rows came back (small
-            # models misread "services with no tier" as "no data"): the rows speak instead.
-            verdict.answer = plain_answer(columns, rows, truncated=truncated)
     if not verdict.answers_question:
         feedback = verdict.feedback.strip() or "The rows do not answer the question."
         update: Update = {"llm_calls": calls} | _failed(cypher, feedback, "evaluate")
@@ -990,12 +651,12 @@ async def evaluate(state: AgentState, runtime: Runtime[Context]) -> Update:
             # rows, and the rows with a caveat beat "I couldn't answer".
             update["unconfirmed_rows"] = UnconfirmedRows(cypher, columns, rows, truncated)
         return update
-    answer, ungrounded = _grounded(ctx, state, verdict.answer.strip())
+    answer, ungrounded, rules = await _grounded(ctx, state, verdict.answer.strip())
     attempt = state["attempt_count"]
     self_healed = attempt > 1
     if self_healed:
         await _hand_off(ctx, state["standalone_question"], cypher)
-    return {
+    return rules.trace() | {
         "llm_calls": calls,
         "answer": answer,
         "ungrounded": ungrounded,
@@ -1006,62 +667,31 @@ async def evaluate(state: AgentState, runtime: Runtime[Context]) -> Update:
     }
 
 
-_ROW_CAP = re.compile(r"\b(?:LIMIT|SKIP)\s+\d+", re.IGNORECASE)
-
-
-def _grounded(ctx: Context, state: AgentState, answer: str) -> tuple[str, bool]:
-    """The answer held to the rows (no model call): (text to give, whether it was replaced).
-
-    An empty result gets a plain "nothing matches" naming what the question named; an answer
-    with a number or name that neither the rows nor the question and query hold gets the
-    plain rendering of the rows instead.
-    """
-    question, cypher = state["standalone_question"], state.get("cypher", "")
+async def _grounded(ctx: Context, state: AgentState, answer: str) -> tuple[str, bool, Runner]:
+    """The answer held to the rows by the answer guards: (text to give, whether the model's
+    answer named something the rows do not hold, the guards' runner). An empty result gets a
+    plain "nothing matches" naming what the question named."""
+    question = state["standalone_question"]
     columns, rows = state.get("columns", []), state.get("rows", [])
-    plain = plain_answer(columns, rows, truncated=state.get("truncated", False))
-    missing: list[str] = []
-    if answer != plain:  # the plain rendering is the rows themselves
-        # The query's literals may be echoed, but not its row cap: "100 miles" from LIMIT 100
-        # over rows of nulls was a real 1.5B answer.
-        known = " ".join([question, _ROW_CAP.sub(" ", cypher), *columns])
-        at_cap = state.get("truncated", False) or len(rows) >= ctx.config.max_rows
-        missing = unsupported_claims(answer, Evidence(rows, known, count_rows=not at_cap))
-    if missing:
-        # Counts only at INFO: the claims may quote the user's text.
-        logger.info("answer named %d things the rows do not hold; replaced", len(missing))
-        logger.debug("unsupported claims: %s", missing)
+    case = Case(
+        question,
+        state.get("cypher", ""),
+        ctx,
+        state,
+        columns=columns,
+        rows=rows,
+        truncated=state.get("truncated", False),
+        answer=answer,
+    )
+    rules = Runner(case)
+    fix = await rules.first(Trigger.WORDED_ANSWER)
+    ungrounded = bool(fix is not None and fix.update.get("ungrounded"))
     if not rows:
         hints = [value for _label, _prop, value in state.get("value_hints") or []]
         schema_words = [label.name for label in ctx.schema.labels]
         schema_words += [rel.type for rel in ctx.schema.relationships]
-        return nothing_found(question_entities(question, hints, schema_words)), bool(missing)
-    if missing:
-        return plain, True
-    if _omits_the_value(answer, rows):
-        logger.info("answer left out the one value the rows hold; replaced")
-        return plain, False
-    return answer, False
-
-
-def _omits_the_value(answer: str, rows: list[list[Any]]) -> bool:
-    """A one-value result the answer does not state: "zone" for a rack's zone 2 was a real
-    1.5B answer. Zero and booleans are left alone ("no machines", "yes" state them in words)."""
-    if len(rows) != 1 or len(rows[0]) != 1:
-        return False
-    value = rows[0][0]
-    if isinstance(value, bool) or value is None or value == 0:
-        return False
-    if isinstance(value, int):
-        forms = {str(value), f"{value:,}"}
-    elif isinstance(value, float):
-        forms = {str(value), f"{value:.1f}", f"{value:.2f}", f"{value:,.2f}", f"{round(value):,}"}
-        forms |= {str(round(value))}
-    elif isinstance(value, str) and value.strip():
-        forms = {value.strip()}
-    else:
-        return False
-    text = answer.casefold()
-    return not any(form.casefold() in text for form in forms)
+        return nothing_found(question_entities(question, hints, schema_words)), ungrounded, rules
+    return (fix.note or answer if fix is not None else answer), ungrounded, rules
 
 
 async def _hand_off(ctx: Context, question: str, cypher: str) -> None:
@@ -1075,19 +705,6 @@ async def _hand_off(ctx: Context, question: str, cypher: str) -> None:
 
 
 # --- give up --------------------------------------------------------------------------------
-
-
-def _asked_but_missing(question: str, unknown: list[str], ctx: Context) -> list[str]:
-    """Words of the question that a statement needed as a label, type or property the graph
-    lacks, and that nothing else in the graph is called ("salary" in `e.salary`)."""
-    asked = {stem(w): w.lower() for w in content_words(question)}
-    vocabulary = schema_vocabulary(ctx.schema)
-    found = []
-    for name in unknown:
-        for word in name_words(name):
-            if stem(word) in asked and not vocabulary.knows(word):
-                found.append(asked[stem(word)])
-    return list(dict.fromkeys(found))
 
 
 def _tried_to_write(state: AgentState) -> bool:

@@ -5,7 +5,7 @@ from __future__ import annotations
 import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, NamedTuple
 
 from graph_agent.errors import FAILURE_TEXT, ErrorKind
 from graph_agent.llm import LLMCall
@@ -38,6 +38,21 @@ class Attempt:
     stage: str = ""
     """Where it ended: policy, validate, schema, execute, evaluate, ok."""
     rows: int | None = None
+
+
+class Firing(NamedTuple):
+    """One rule that fired in a run: the trace entry."""
+
+    rule: str
+    phase: str
+    kind: str
+    attempt: int
+    detail: str
+    cypher: str | None = None
+    """The statement after a rewrite (None for hints and guards)."""
+
+    def to_json(self) -> dict[str, Any]:
+        return self._asdict()
 
 
 @dataclass
@@ -73,6 +88,8 @@ class AgentResult:
     unconfirmed: bool = False
     """No attempt was confirmed by the evaluate step; the answer gives the first rows a query
     returned, with a caveat."""
+    rules_fired: list[Firing] = field(default_factory=list)
+    """Repair rules that fired (graph_agent/repair), in order."""
     ungrounded: bool = False
     """The model's answer named a number or name the rows (or, for an empty result, the
     question) do not hold; the plain rendering of the rows or "nothing matches" replaced it."""
@@ -127,5 +144,6 @@ def result_from_state(question: str, state: Mapping[str, Any], setup_ms: float) 
         suggestions=list(state.get("suggestions", [])),
         error_kind=state.get("error_kind") if outcome == "failed" else None,
         ungrounded=bool(state.get("ungrounded", False)),
+        rules_fired=list(state.get("rules_fired", [])),
         unconfirmed=bool(state.get("unconfirmed", False)),
     )

@@ -7,7 +7,7 @@ from typing import Annotated, Any, NamedTuple, NotRequired, TypedDict
 
 from graph_agent.errors import ErrorKind
 from graph_agent.llm import LLMCall
-from graph_agent.result import Attempt
+from graph_agent.result import Attempt, Firing
 from guardrails.topic import Scope
 from memory.types import Outcome, Turn
 
@@ -90,8 +90,6 @@ class AgentState(TypedDict):
     """The answer is such a doubted result, given with a caveat."""
     next_door: NotRequired[NextDoor]
     """The last value-next-door note's filter and the statement it showed (see `correct`)."""
-    reasked: NotRequired[bool]
-    """A correction repeated a failed statement and was asked again (once per question)."""
     missing_data: NotRequired[list[str]]
     """Words of the question that statements needed as names the graph lacks ("salary")."""
     answer: NotRequired[str]
@@ -108,6 +106,8 @@ class AgentState(TypedDict):
     """Example questions offered with a refusal or clarification."""
     self_healed: NotRequired[bool]
     """Answered only after a correction."""
+    rules_fired: NotRequired[Annotated[list[Firing], operator.add]]
+    """Every repair rule that fired, in order (graph_agent/repair)."""
     llm_calls: NotRequired[Annotated[list[LLMCall], operator.add]]
     """Every LLM call made, in order."""
     timings_ms: NotRequired[Annotated[dict[str, float], merge_timings]]

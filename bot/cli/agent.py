@@ -103,6 +103,11 @@ def print_result(result: AgentResult, *, details: bool = True) -> None:
         for n, attempt in enumerate(result.attempts, start=1):
             attempts.add_row(str(n), attempt.stage, attempt.error or "")
         console.print(attempts)
+    if result.rules_fired:
+        fired = Table("attempt", "rule", "kind", "what", title="Repair rules", title_justify="left")
+        for firing in result.rules_fired:
+            fired.add_row(str(firing.attempt), firing.rule, firing.kind, firing.detail)
+        console.print(fired)
     console.print(
         f"LLM calls: {result.llm_calls} ({', '.join(result.llm_steps) or 'none'}) · tokens "
         f"{result.prompt_tokens} in / {result.completion_tokens} out"
@@ -131,6 +136,7 @@ def _write_chart(path: Path, question: str, result: AgentResult) -> None:
 def result_json(result: AgentResult) -> str:
     """The whole result as JSON (for scripts)."""
     data = dataclasses.asdict(result)
+    data["rules_fired"] = [firing.to_json() for firing in result.rules_fired]
     data["total_ms"] = result.total_ms
     return json.dumps(data, ensure_ascii=False, default=str, indent=2)
 

@@ -215,7 +215,26 @@ def _summary_tables(summary: dict[str, Any]) -> list[Table]:
                 "-" if t is None else f"{_pct(t['strict'])} / {_pct(t['relaxed'])} ({t['items']})"
             )
         tags.add_row(tag, *cells)
-    return [runs, tags]
+    return [runs, tags, *_rule_tables(summary)]
+
+
+def _rule_tables(summary: dict[str, Any]) -> list[Table]:
+    tables = []
+    for run, stats in (summary.get("rules") or {}).items():
+        if not stats:
+            continue
+        table = Table(title=f"Repair rules that fired ({run})", title_justify="left")
+        for name in ("rule", "fired on", "ended strict-correct", "rewrite answered"):
+            table.add_column(name, justify="left" if name == "rule" else "right")
+        for name, row in stats.items():
+            table.add_row(name, str(row["fired"]), str(row["strict"]), str(row["rewrite_answered"]))
+        table.caption = (
+            "fired on: items where the rule fired at least once; rewrite answered: items where "
+            "a statement the rule rewrote was the attempt that answered. Rules that never fired "
+            "are not listed (graph_agent/repair/registry.py has them all)."
+        )
+        tables.append(table)
+    return tables
 
 
 def _all_records(out: Path) -> list[dict[str, Any]]:
@@ -270,6 +289,14 @@ def register(app: typer.Typer) -> None:
                 "report (accuracy claims); all: both (docs/eval.md)."
             ),
         ] = SplitChoice.all,
+        without_rule: Annotated[
+            list[str] | None,
+            typer.Option(
+                "--without-rule",
+                help="Turn a repair rule off for this run (repeatable): an ablation. Names: "
+                "graph_agent/repair/registry.py.",
+            ),
+        ] = None,
     ) -> None:
         """Score the bot on questions with gold Cypher: execution accuracy, cost, latency."""
         from bot.cli.runtime import settings
@@ -285,6 +312,7 @@ def register(app: typer.Typer) -> None:
             summarize,
             write_chart,
         )
+        from graph_agent.repair import RULES, unknown_rules
 
         s = settings(ctx)
         try:
@@ -294,6 +322,13 @@ def register(app: typer.Typer) -> None:
             raise typer.Exit(2) from None
         if limit is not None:
             items = items[:limit]
+        disabled = frozenset(without_rule or ())
+        if unknown := unknown_rules(disabled):
+            err_console.print(
+                f"[red]Error:[/red] no repair rule called {', '.join(unknown)}; the rules are: "
+                + ", ".join(r.name for r in RULES)
+            )
+            raise typer.Exit(2)
         llms = build_llms(s)
         if llms is None:
             err_console.print(
@@ -306,6 +341,7 @@ def register(app: typer.Typer) -> None:
             examples=examples is Switch.on,
             timeout_s=timeout,
             concurrency=concurrency,
+            disabled_rules=disabled,
         )
         out_dir = out or s.data_dir / "eval" / questions_file.stem
         if out is None and split is not SplitChoice.all:

@@ -71,6 +71,7 @@ class Trace:
             "example_ids": list(result.example_ids),
             "reused_example_id": result.reused_example_id,
             "self_healed": result.self_healed,
+            "rules_fired": [firing.to_json() for firing in result.rules_fired],
             "history_turns": self.history_turns,
             "chart": chart_json(result),
             "steps": [

@@ -83,6 +83,7 @@ def summarize(records: Iterable[dict[str, Any]]) -> dict[str, Any]:
         by_run.setdefault(str(record.get("run", "?")), []).append(record)
     runs: dict[str, Any] = {}
     tags: dict[str, dict[str, Any]] = {}
+    rules: dict[str, dict[str, dict[str, int]]] = {}
     for run, recs in sorted(by_run.items()):
         runs[run] = run_stats(recs)
         per_tag: dict[str, list[dict[str, Any]]] = {}
@@ -99,7 +100,29 @@ def summarize(records: Iterable[dict[str, Any]]) -> dict[str, Any]:
             }
             for tag, rs in sorted(per_tag.items())
         }
-    return {"runs": runs, "tags": tags}
+        rules[run] = rule_stats(recs)
+    return {"runs": runs, "tags": tags, "rules": rules}
+
+
+def rule_stats(records: Sequence[dict[str, Any]]) -> dict[str, dict[str, int]]:
+    """Per repair rule: on how many items it fired, how many of those ended strict-correct,
+    and (rewrites) on how many the rewritten statement's attempt was the one that answered."""
+    stats: dict[str, dict[str, int]] = {}
+    for record in records:
+        fired: dict[str, bool] = {}
+        for firing in record.get("rules") or []:
+            name = str(firing.get("rule"))
+            fired[name] = fired.get(name, False) or bool(firing.get("answered"))
+            if firing.get("kind") == "rewrite":
+                fired.setdefault(f"{name}\0rewrite", True)
+        for name, answered in fired.items():
+            if name.endswith("\0rewrite"):
+                continue
+            row = stats.setdefault(name, {"fired": 0, "strict": 0, "rewrite_answered": 0})
+            row["fired"] += 1
+            row["strict"] += bool(record.get("strict"))
+            row["rewrite_answered"] += answered
+    return dict(sorted(stats.items()))
 
 
 def write_chart(summary: dict[str, Any], path: Path) -> Path:

@@ -15,7 +15,7 @@ from graph_agent.agent import Agent
 from graph_agent.evaluation.items import EvalItem, chains
 from graph_agent.evaluation.scoring import refused, score_answer
 from graph_agent.graphdb.errors import GraphError
-from graph_agent.result import AgentResult
+from graph_agent.result import AgentResult, Firing
 from memory.types import Turn
 
 logger = logging.getLogger(__name__)
@@ -40,11 +40,14 @@ class RunOptions:
     """Per question, LLM calls included."""
     concurrency: int = 1
     """Conversations asked at the same time (1 for a small local model)."""
+    disabled_rules: frozenset[str] = frozenset()
+    """Repair rules turned off for the run (an ablation: `--without-rule NAME`)."""
 
     @property
     def key(self) -> str:
         """Names the run in records, summaries and file names: `full/examples-on`."""
-        return f"{self.mode}/examples-{'on' if self.examples else 'off'}"
+        key = f"{self.mode}/examples-{'on' if self.examples else 'off'}"
+        return key + "".join(f"/without-{name}" for name in sorted(self.disabled_rules))
 
     @property
     def slug(self) -> str:
@@ -176,6 +179,7 @@ def score_record(
             reused_example=result.reused_example_id is not None,
             ungrounded=result.ungrounded,
             unconfirmed=result.unconfirmed,
+            rules=[_firing(f, result) for f in result.rules_fired],
         )
         record["timed_out"] = timed_out or result.error_kind in TIMEOUT_KINDS
     else:
@@ -198,6 +202,15 @@ def score_record(
             answer_mentions=score.answer_mentions,
             ordered=score.ordered,
         )
+    return record
+
+
+def _firing(firing: Firing, result: AgentResult) -> dict[str, Any]:
+    """A rule that fired, for the record; a rewrite says whether its attempt answered."""
+    record: dict[str, Any] = {"rule": firing.rule, "kind": firing.kind, "attempt": firing.attempt}
+    if firing.kind == "rewrite":
+        final = len(result.attempts) if result.attempts and result.attempts[-1].stage == "ok" else 0
+        record["answered"] = result.outcome in ("answered", "no_data") and firing.attempt == final
     return record
 
 
@@ -240,10 +253,14 @@ async def run_item(
     )
 
 
-def with_deadline(agent: Agent, timeout_s: float) -> Agent:
+def with_deadline(
+    agent: Agent, timeout_s: float, disabled_rules: frozenset[str] = frozenset()
+) -> Agent:
     """The same agent (database, models, examples) whose question deadline is the timeout,
     longer or shorter than QUESTION_DEADLINE_S: `--timeout` is the limit the run measures."""
     config = replace(agent.config, question_deadline_s=timeout_s)
+    if disabled_rules:
+        config = replace(config, disabled_rules=config.disabled_rules | disabled_rules)
     return Agent(agent.db, agent.llms, agent.examples, config, agent.policy)
 
 
@@ -263,7 +280,7 @@ async def evaluate(
     records. `on_record` receives each new record as soon as it is scored.
     """
     done = done or {}
-    agent = with_deadline(agent, options.timeout_s)
+    agent = with_deadline(agent, options.timeout_s, options.disabled_rules)
     gold_cache = gold_cache or GoldCache(agent)
     semaphore = asyncio.Semaphore(max(1, options.concurrency))
     records: list[dict[str, Any]] = []

@@ -44,7 +44,7 @@ def ask(
 def test_a_made_up_fact_over_no_rows_becomes_a_plain_nothing_found(
     demo_db: GraphDB, caplog: pytest.LogCaptureFixture
 ) -> None:
-    caplog.set_level(logging.INFO, logger="graph_agent.nodes")
+    caplog.set_level(logging.INFO, logger="graph_agent")
     _model, result = ask(
         demo_db,
         [
@@ -60,6 +60,7 @@ def test_a_made_up_fact_over_no_rows_becomes_a_plain_nothing_found(
     assert result.llm_steps == ["guard", "generate", "evaluate"]  # no extra call
     assert "Grace Hopper" not in caplog.text  # counts only, never the text, at INFO
     assert any("do not hold" in r.message for r in caplog.records)
+    assert [f.rule for f in result.rules_fired] == ["unsupported-claims"]
 
 
 def test_an_honest_empty_answer_is_not_counted_as_ungrounded(demo_db: GraphDB) -> None:

@@ -66,6 +66,7 @@ def test_cli_ask_answers_through_http_and_retries_a_500(cli_env: None, fake: Fak
     assert result["cypher"] == TEAM_SIZES
     assert result["rows"][0] == ["Notifications", 11]
     assert result["llm_calls"] == 3
+    assert result["rules_fired"] == []  # the trace is part of the JSON; nothing needed fixing
     assert result["prompt_tokens"] > 0  # usage came back through langchain-openai
     # One 500, retried by the client, then guard, generate, evaluate.
     assert len(fake.requests) == 4

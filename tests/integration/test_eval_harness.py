@@ -212,6 +212,18 @@ def test_cli_split_runs_only_that_split(cli_env: None, tmp_path: Path) -> None:
     assert {r["split"] for r in records} == {"test"}
 
 
+def test_cli_without_rule_is_its_own_run_and_a_typo_is_refused(
+    cli_env: None, tmp_path: Path
+) -> None:
+    _eval("--limit", "2", "--out", str(tmp_path), "--without-rule", "nulls-last")
+    records = (tmp_path / "results-full-examples-on-without-nulls-last.jsonl").read_text()
+    assert len(records.splitlines()) == 2
+    outcome = CliRunner().invoke(
+        bot.cli.app, ["eval", str(DEMO_EVAL), "--without-rule", "nulls-lats"]
+    )
+    assert outcome.exit_code == 2 and "no repair rule called nulls-lats" in outcome.output
+
+
 def test_cli_examples_off_and_a_bad_file(cli_env: None, tmp_path: Path) -> None:
     _eval("--limit", "2", "--out", str(tmp_path), "--examples", "off")
     records = (tmp_path / "results-full-examples-off.jsonl").read_text().splitlines()

@@ -255,3 +255,23 @@ def test_summarize_by_run_and_tag() -> None:
     assert summary["tags"]["full"]["t"] == {"items": 2, "strict": 0.5, "relaxed": 1.0}
     assert summary["runs"]["single"]["timeouts"] == 1
     assert percentile([], 0.5) is None
+
+
+def test_rule_stats_count_items_not_firings() -> None:
+    from graph_agent.evaluation.report import rule_stats
+
+    records = [
+        {"strict": True, "rules": [
+            {"rule": "nulls-last", "kind": "rewrite", "attempt": 1, "answered": True},
+            {"rule": "missed-value", "kind": "hint", "attempt": 1},
+        ]},
+        {"strict": False, "rules": [
+            {"rule": "nulls-last", "kind": "rewrite", "attempt": 1, "answered": False},
+            {"rule": "nulls-last", "kind": "rewrite", "attempt": 2, "answered": False},
+        ]},
+        {"strict": True},
+    ]  # fmt: skip
+    assert rule_stats(records) == {
+        "missed-value": {"fired": 1, "strict": 1, "rewrite_answered": 0},
+        "nulls-last": {"fired": 2, "strict": 1, "rewrite_answered": 1},
+    }

@@ -461,6 +461,13 @@ function traceView(data) {
   });
   if (!run.attempts.length) attempts.append(el("li", { text: "No Cypher was written for this question." }));
   out.append(attempts);
+  if (run.rules_fired && run.rules_fired.length) {
+    out.append(el("h3", { text: `Repair rules (${run.rules_fired.length})` }));
+    const fired = el("ul", { class: "rules-fired" });
+    run.rules_fired.forEach((f) => fired.append(el("li", {},
+      el("strong", { text: f.rule }), ` · ${f.kind} · attempt ${f.attempt}: ${f.detail}`)));
+    out.append(fired);
+  }
   if (run.columns.length) {
     out.append(el("h3", { text: `Rows (${run.row_count}${run.truncated ? "+" : ""}${run.row_count > run.rows.length ? `, first ${run.rows.length} shown` : ""})` }));
     out.append(rowsTable(run.columns, run.rows));

@@ -1,0 +1,73 @@
+"""Rules of the answer step: a worded answer that the rows do not support is replaced.
+
+Each guard gives the plain rendering of the rows instead (never a made-up fact).
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+from graph_agent.answer_offline import denies_rows, plain_answer
+from graph_agent.grounding import Evidence, unsupported_claims
+from graph_agent.repair.rule import Case, Fix, Kind, Phase, Trigger, rule
+
+A, W = Phase.ANSWER, Trigger.WORDED_ANSWER
+_ROW_CAP = re.compile(r"\b(?:LIMIT|SKIP)\s+\d+", re.IGNORECASE)
+
+
+def _plain(case: Case) -> str:
+    return plain_answer(list(case.columns), [list(r) for r in case.rows], truncated=case.truncated)
+
+
+@rule("answer-denies-rows", A, W, Kind.GUARD)
+def answer_denies_rows(case: Case) -> Fix | None:
+    """An empty answer, or one that says there is nothing while rows came back (a small model
+    read "services with no tier" as "no data"): the rows speak instead."""
+    if not case.rows or (case.answer.strip() and not denies_rows(case.answer)):
+        return None
+    return Fix("the answer denied the rows", note=_plain(case))
+
+
+@rule("unsupported-claims", A, W, Kind.GUARD)
+def unsupported(case: Case) -> Fix | None:
+    """An answer with a number or name that neither the rows nor the question and query hold
+    ("100 miles" from `LIMIT 100` over rows of nulls): replaced by the plain rows."""
+    plain = _plain(case)
+    if case.answer == plain:
+        return None
+    # The query's literals may be echoed, but not its row cap.
+    cypher = case.state.get("cypher", "")
+    known = " ".join([case.question, _ROW_CAP.sub(" ", cypher), *case.columns])
+    at_cap = case.truncated or len(case.rows) >= case.ctx.config.max_rows
+    rows: list[list[Any]] = [list(r) for r in case.rows]
+    missing = unsupported_claims(case.answer, Evidence(rows, known, count_rows=not at_cap))
+    if not missing:
+        return None
+    # Counts only in the detail: the claims may quote the user's text.
+    return Fix(f"{len(missing)} claim(s) the rows do not hold", note=plain,
+               update={"ungrounded": True})  # fmt: skip
+
+
+@rule("omits-the-value", A, W, Kind.GUARD)
+def omits_the_value(case: Case) -> Fix | None:
+    """A one-value result the answer does not state ("zone" for a zone of 2): the plain rows.
+    Zero and booleans are left alone ("no machines", "yes" state them in words)."""
+    if len(case.rows) != 1 or len(case.rows[0]) != 1:
+        return None
+    value = case.rows[0][0]
+    if isinstance(value, bool) or value is None or value == 0:
+        return None
+    if isinstance(value, int):
+        forms = {str(value), f"{value:,}"}
+    elif isinstance(value, float):
+        forms = {str(value), f"{value:.1f}", f"{value:.2f}", f"{value:,.2f}", f"{round(value):,}"}
+        forms |= {str(round(value))}
+    elif isinstance(value, str) and value.strip():
+        forms = {value.strip()}
+    else:
+        return None
+    text = case.answer.casefold()
+    if any(form.casefold() in text for form in forms):
+        return None
+    return Fix("the answer left out the value", note=_plain(case))

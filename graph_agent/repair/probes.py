@@ -1,0 +1,59 @@
+"""Short reads behind a correction note (a value's spelling, a route through a neighbour).
+
+Rules read the graph only through a `Prober`, so they can be tested without an engine.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from typing import Any, Protocol
+
+from graph_agent.graphdb.errors import GraphError
+from graph_agent.graphdb.protocol import GraphDB
+from guardrails.cypher_policy import CypherPolicy, check_cypher
+
+logger = logging.getLogger(__name__)
+
+PROBE_TIMEOUT_S = 2.0
+"""Engine timeout of each probe."""
+
+
+class Prober(Protocol):
+    async def rows(
+        self, statement: str, params: dict[str, Any] | None = None, max_rows: int = 1
+    ) -> list[list[Any]]:
+        """The rows of a read the channel's policy allows; raises GraphError when it fails."""
+        ...
+
+
+class GraphProber:
+    """Probes on the run's graph, through the run's policy, with a short timeout."""
+
+    def __init__(self, db: GraphDB, policy: CypherPolicy | None) -> None:
+        self._db = db
+        self._policy = policy
+
+    async def rows(
+        self, statement: str, params: dict[str, Any] | None = None, max_rows: int = 1
+    ) -> list[list[Any]]:
+        judged = check_cypher(statement, self._policy)
+        if not judged.allowed:
+            raise GraphError(f"probe refused by the policy: {judged.reason}")
+        result = await asyncio.to_thread(
+            self._db.run_read,
+            judged.canonical or statement,
+            params,
+            timeout_s=PROBE_TIMEOUT_S,
+            max_rows=max_rows,
+        )
+        return [list(r) for r in result.rows]
+
+
+async def matches_something(prober: Prober, statement: str) -> bool:
+    """Whether a statement returns a row (a refused or failing read: no)."""
+    try:
+        return bool(await prober.rows(statement, None, 1))
+    except GraphError:
+        logger.debug("a probe failed", exc_info=True)
+        return False

@@ -1,0 +1,204 @@
+"""The repair catalogue: every rule registered once, documented, and tested from data.
+
+tests/unit/repair_cases/cases.yaml holds, per rule, statements it must fix or note and ones it
+must leave alone; each case asks the rule directly, with a scripted prober for the rules that
+read the graph. The runner's own duties (re-checks, once per question, switches) follow.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Sequence
+from dataclasses import replace
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+
+from graph_agent.config import AgentConfig
+from graph_agent.context import Context
+from graph_agent.examples import InMemoryExampleStore
+from graph_agent.graphdb.errors import GraphError
+from graph_agent.graphdb.protocol import GraphSchema, LabelInfo, PropertyInfo, RelPattern
+from graph_agent.repair import BY_NAME, RULES, Case, Kind, Runner, Trigger, unknown_rules
+from graph_agent.result import Attempt
+from graph_agent.state import AgentState, NextDoor
+from guardrails.cypher_policy import CypherPolicy
+
+DATA = yaml.safe_load((Path(__file__).parent / "repair_cases" / "cases.yaml").read_text())
+
+
+def _schema(raw: dict[str, Any]) -> GraphSchema:
+    labels = tuple(
+        LabelInfo(name, 10, tuple(PropertyInfo(p, (t,)) for p, t in props.items()))
+        for name, props in raw["labels"].items()
+    )
+    rels = tuple(RelPattern(s, t, e, 10) for s, t, e in raw["relationships"])
+    return GraphSchema(labels, rels)
+
+
+SCHEMA = _schema(DATA["schema"])
+CASES: list[dict[str, Any]] = DATA["cases"]
+
+
+class ScriptedProber:
+    """Answers each probe with the next scripted rows; records the statements."""
+
+    def __init__(self, answers: Sequence[list[list[Any]]]) -> None:
+        self.answers = list(answers)
+        self.asked: list[str] = []
+
+    async def rows(
+        self, statement: str, params: dict[str, Any] | None = None, max_rows: int = 1
+    ) -> list[list[Any]]:
+        self.asked.append(statement)
+        if not self.answers:
+            raise GraphError("no more scripted answers")
+        return self.answers.pop(0)
+
+
+def _ctx(policy: CypherPolicy | None = None, **config: Any) -> Context:
+    return Context(
+        db=None,  # type: ignore[arg-type]  # rules read the graph only through the prober
+        llms=None,
+        examples=InMemoryExampleStore(),
+        config=AgentConfig(**config),
+        schema=SCHEMA,
+        schema_fingerprint=None,
+        description="A library: people, books, genres, publishers, cities.",
+        suggestions=[],
+        policy=policy,
+    )
+
+
+def _state(case: dict[str, Any]) -> AgentState:
+    extra = dict(case.get("state") or {})
+    if "attempts" in extra:
+        extra["attempts"] = [Attempt(**a) for a in extra["attempts"]]
+    if "next_door" in extra:
+        extra["next_door"] = NextDoor(*extra["next_door"])
+    state: dict[str, Any] = {
+        "question": case.get("question", "q"),
+        "history": [],
+        "standalone_question": case.get("question", "q"),
+        "attempt_count": 1,
+        "max_attempts": 3,
+        "value_hints": [tuple(h) for h in case.get("hints") or []],
+        **extra,
+    }
+    return state  # type: ignore[return-value]
+
+
+def _case(case: dict[str, Any], prober: ScriptedProber | None = None) -> Case:
+    return Case(
+        question=case.get("question", "q"),
+        cypher=case.get("cypher", ""),
+        ctx=_ctx(),
+        state=_state(case),
+        error=case.get("error", ""),
+        unknown=case.get("unknown", ()),
+        columns=case.get("columns", ()),
+        rows=case.get("rows", ()),
+        answer=case.get("answer", ""),
+        prober=prober,
+    )
+
+
+def _id(case: dict[str, Any]) -> str:
+    return f"{case['rule']}-{'fires' if case.get('fires', True) else 'quiet'}"
+
+
+@pytest.mark.parametrize("case", CASES, ids=[_id(c) for c in CASES])
+def test_rule_case(case: dict[str, Any]) -> None:
+    rule = BY_NAME[case["rule"]]
+    prober = ScriptedProber(case.get("probe") or [])
+    fix = asyncio.run(rule.apply(_case(case, prober)))
+    if not case.get("fires", True):
+        assert fix is None, fix
+        return
+    assert fix is not None and fix.detail
+    if rule.kind is Kind.REWRITE:
+        assert fix.cypher is not None and fix.cypher != case["cypher"]
+    if "cypher_contains" in case:
+        assert case["cypher_contains"] in (fix.cypher or ""), fix.cypher
+    if "note_contains" in case:
+        assert case["note_contains"] in (fix.note or ""), fix.note
+    if "stage" in case:
+        assert fix.stage == case["stage"]
+    for key, value in (case.get("update") or {}).items():
+        assert fix.update.get(key) == value, fix.update
+
+
+def test_every_rule_is_registered_once_documented_and_has_cases_both_ways() -> None:
+    names = [r.name for r in RULES]
+    assert len(names) == len(set(names))
+    for r in RULES:
+        assert len(r.doc) > 40, f"{r.name} needs a docstring that names the failure it answers"
+        outcomes = {c.get("fires", True) for c in CASES if c["rule"] == r.name}
+        assert True in outcomes, f"{r.name} has no case where it fires"
+    assert {c["rule"] for c in CASES} <= set(names)
+    assert unknown_rules(frozenset({"nulls-last", "no-such-rule"})) == ["no-such-rule"]
+
+
+def test_the_registry_is_ordered_by_phase() -> None:
+    order = ["validate", "execute", "correct", "answer"]
+    phases = [order.index(r.phase) for r in RULES]
+    assert phases == sorted(phases)
+
+
+# --- the runner ------------------------------------------------------------------------------
+
+
+def _runner(state: dict[str, Any] | None = None, **ctx: Any) -> Runner:
+    case = _case({"rule": "-", **(state or {})})
+    return Runner(replace(case, ctx=_ctx(**ctx)))
+
+
+def test_rewrites_chain_in_order_and_are_traced() -> None:
+    runner = _runner()
+    cypher = "MATCH (p:Person) WITH p.name AS 'name', p.born AS born ORDER BY born DESC"
+    out = asyncio.run(runner.rewrite(Trigger.STATEMENT, cypher))
+    assert out.startswith("MATCH (p:Person) RETURN") and "AS name" in out
+    assert [f.rule for f in runner.fired] == ["string-alias", "nulls-last", "final-with-returns"]
+    assert runner.fired[-1].cypher == out
+    assert runner.trace() == {"rules_fired": runner.fired}
+
+
+def test_a_rewrite_the_policy_refuses_is_dropped() -> None:
+    # The channel hides Publisher: moving the property to that neighbour would read it.
+    policy = CypherPolicy(hidden_labels=frozenset({"Publisher"}))
+    runner = _runner(policy=policy)
+    cypher = "MATCH (b:Book) WHERE b.country = 'UK' RETURN b.title"
+    out = asyncio.run(runner.rewrite(Trigger.SCHEMA_PROBLEM, cypher))
+    assert out == cypher and runner.fired == []
+
+
+def test_a_rewrite_verify_refuses_is_dropped() -> None:
+    async def never(_cypher: str) -> bool:
+        return False
+
+    runner = _runner({"question": "How many books did Ada Lovelace write?"})
+    cypher = "MATCH (p:Person {name: 'Ada Lovelace'}) RETURN count(b)"
+    out = asyncio.run(
+        runner.rewrite(Trigger.ENGINE_ERROR, cypher, verify=never, error="'b' not defined")
+    )
+    assert out == cypher and runner.fired == []
+
+
+def test_a_disabled_rule_is_never_asked() -> None:
+    runner = _runner(disabled_rules=frozenset({"string-alias"}))
+    cypher = "MATCH (p:Person) RETURN p.name AS 'name'"
+    assert asyncio.run(runner.rewrite(Trigger.STATEMENT, cypher)) == cypher
+
+
+def test_once_per_question_is_read_from_the_trace() -> None:
+    hints = [["Person", "name", "Ada Lovelace"]]
+    cypher = "MATCH (p:Person {name: 'Lovelace'}) RETURN p.born"
+    first = _runner({"hints": hints})
+    assert asyncio.run(first.first(Trigger.EMPTY_RESULT, cypher=cypher)) is not None
+    # The same question, later: any rule of the "value" group already fired.
+    later = _runner({"hints": hints, "state": {"rules_fired": first.fired}})
+    assert asyncio.run(later.first(Trigger.EMPTY_RESULT, cypher=cypher)) is None
+    # Within one runner too: the group is spent once it fired.
+    assert asyncio.run(first.first(Trigger.EMPTY_RESULT, cypher=cypher)) is None
