@@ -104,7 +104,8 @@ def demo_data(
     dataset: Annotated[
         str,
         typer.Option(
-            help="demo (generated; --scale/--seed apply), or a public graph: northwind, airports."
+            help="demo (generated; --scale/--seed apply), or a public graph: northwind, "
+            "airports, healthcare."
         ),
     ] = "demo",
 ) -> None:

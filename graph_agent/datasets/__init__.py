@@ -1,4 +1,4 @@
-"""Public example graphs besides the demo (Northwind, European air routes): vendored data and loaders."""
+"""Public example graphs besides the demo (Northwind, air routes, FDA adverse events): data, loaders."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from graph_agent.datasets import airports, northwind
+from graph_agent.datasets import airports, healthcare, northwind
 from graph_agent.datasets.loading import Progress
 from graph_agent.graphdb.protocol import GraphDB
 
@@ -51,6 +51,13 @@ DATASETS: dict[str, Dataset] = {
         source="https://github.com/neo4j-graph-examples/airport-routes",
         probe=airports.PROBE,
         load=airports.load,
+    ),
+    "healthcare": Dataset(
+        name="healthcare",
+        title="FDA adverse-event reports graph (FAERS)",
+        source="https://github.com/neo4j-graph-examples/healthcare-analytics",
+        probe=healthcare.PROBE,
+        load=healthcare.load,
     ),
 }
 

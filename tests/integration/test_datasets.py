@@ -1,4 +1,4 @@
-"""The public dev graphs: loader counts match the vendored files, values are typed, the CLI loads them."""
+"""The public graphs: loader counts match the vendored files, values are typed, the CLI loads them."""
 
 from __future__ import annotations
 
@@ -61,7 +61,44 @@ def _airports_counts() -> tuple[int, int]:
     return nodes, rels
 
 
-EXPECTED = {"northwind": _northwind_counts, "airports": _airports_counts}
+def _healthcare_counts() -> tuple[int, int]:
+    """Nodes and relationships the adverse-event graph should have, counted from its CSV files."""
+    pkg = "graph_agent.datasets.healthcare"
+    cases = _rows(pkg, "demographics.csv")
+    drugs = _rows(pkg, "drugs_indication.csv")
+    outcomes = _rows(pkg, "outcomes.csv")
+    reactions = _rows(pkg, "reactions.csv")
+    sources = _rows(pkg, "report_sources.csv")
+    therapies = _rows(pkg, "therapies.csv")
+    drug_names = {d["name"] for d in drugs}
+    therapy_ids = {t["primaryid"] for t in therapies}
+    nodes = (
+        len(cases)
+        + len({c["manufacturerName"] for c in cases})
+        + len({c["ageGroup"] for c in cases})
+        + len({o["code"] for o in outcomes})
+        + len({r["description"] for r in reactions})
+        + len({s["code"] for s in sources})
+        + len(drug_names)
+        + len(therapy_ids)
+    )
+    rels = (
+        2 * len(cases)  # REGISTERED, FALLS_UNDER
+        + len(outcomes)  # RESULTED_IN
+        + len(reactions)  # HAS_REACTION
+        + len(sources)  # REPORTED_BY
+        + len(drugs)  # IS_PRIMARY_SUSPECT, IS_SECONDARY_SUSPECT, IS_CONCOMITANT, IS_INTERACTING
+        + len(therapy_ids)  # RECEIVED
+        + sum(t["drugName"] in drug_names for t in therapies)  # PRESCRIBED
+    )
+    return nodes, rels
+
+
+EXPECTED = {
+    "northwind": _northwind_counts,
+    "airports": _airports_counts,
+    "healthcare": _healthcare_counts,
+}
 
 
 @pytest.fixture(scope="module")
@@ -144,8 +181,34 @@ def test_airports_values_are_typed(loaded: dict[str, tuple[GraphDB, DatasetStats
     assert rows == [[3]]
 
 
+def test_healthcare_values_are_typed(loaded: dict[str, tuple[GraphDB, DatasetStats]]) -> None:
+    db, _ = loaded["healthcare"]
+    rows = db.run_read(
+        "MATCH (c:Case {primaryid: 100654764})-[r:IS_PRIMARY_SUSPECT]->(d:Drug) "
+        "RETURN c.age + 1, c.gender, c.eventDate < date('2015-01-01'), d.name, "
+        "d.primarySubstabce, r.drugSequence, r.doseAmount * 2"
+    ).rows
+    assert rows == [[57, "F", True, "AFINITOR", "EVEROLIMUS", 1, 10.0]]
+    # The role of a drug in a report is the relationship type, as in the original model.
+    rows = db.run_read("MATCH (:Case)-[r:IS_INTERACTING]->(d:Drug) RETURN d.name").rows
+    assert rows == [["Rosuvastatin Calcium Tablet 20 mg"]]
+    # Names the upstream file split at their commas are whole again; what was lost is absent.
+    rows = db.run_read(
+        "MATCH (:Case {primaryid: 175536244})-[r:IS_PRIMARY_SUSPECT]->(d:Drug) "
+        "RETURN d.name, r.route, r.doseAmount, r.doseUnit, r.indication IS NULL"
+    ).rows
+    assert rows == [
+        ["INFLIXIMAB, RECOMBINANT", "Intravenous (not otherwise specified)", 350.0, "MG", True]
+    ]
+    rows = db.run_read(
+        "MATCH (:Case {primaryid: 101678656})-[:RECEIVED]->(:Therapy)-[p:PRESCRIBED]->"
+        "(:Drug {name: 'PREDNISONE'}) RETURN p.endYear - p.startYear"
+    ).rows
+    assert rows == [[2]]
+
+
 def test_unknown_dataset_names_the_known_ones() -> None:
-    with pytest.raises(ValueError, match="airports, northwind"):
+    with pytest.raises(ValueError, match="airports, healthcare, northwind"):
         get_dataset("movies")
 
 
