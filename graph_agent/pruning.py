@@ -6,25 +6,16 @@ import re
 from collections.abc import Iterable, Sequence
 
 from graph_agent.graphdb.protocol import GraphSchema
+from guardrails.words import split_name, stem
 
-_CAMEL = re.compile(r"[A-Z]+(?=[A-Z][a-z])|[A-Z]?[a-z]+|[A-Z]+|\d+")
 _WORD = re.compile(r"[A-Za-z0-9]+")
-
-
-def stem(word: str) -> str:
-    """A crude English stem, enough to meet `teams`/`Team` and `dependencies`/`depends`."""
-    word = word.lower()
-    for suffix, repl in (("ies", "y"), ("sses", "ss"), ("es", ""), ("s", ""), ("ing", "")):
-        if word.endswith(suffix) and len(word) - len(suffix) >= 3:
-            return word[: -len(suffix)] + repl
-    return word
 
 
 def name_words(name: str) -> set[str]:
     """Stems of the words in an identifier: `ServiceLevel`, `DEPENDS_ON`, `created_at`."""
     words: list[str] = []
     for part in re.split(r"[_\s\-]+", name):
-        words.extend(_CAMEL.findall(part) or [part])
+        words.extend(split_name(part))
     return {stem(w) for w in words if len(w) > 1}
 
 

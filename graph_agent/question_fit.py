@@ -7,10 +7,11 @@ import itertools
 import re
 
 from graph_agent.graphdb.protocol import GraphSchema
-from graph_agent.pruning import name_words, question_words, stem
+from graph_agent.pruning import name_words, question_words
 from graph_agent.statement import fresh_variable, is_aggregate_call, top_level_clauses
-from graph_agent.words import article, plural, split_name
+from graph_agent.words import article, plural
 from guardrails.cypher_tokens import referenced_names, tokenize
+from guardrails.words import split_name, stem
 
 _COUNTED = re.compile(
     r"\b(?:how\s+many|number\s+of|(?:the\s+)?(?:most|fewest|least))\s+"

@@ -20,6 +20,7 @@ from graph_agent.pruning import name_words, question_words
 from graph_agent.words import article, plural
 from graph_agent.words import singular as word_singular
 from guardrails.cypher_tokens import referenced_names
+from guardrails.words import split_name
 from memory.types import Example
 
 logger = logging.getLogger(__name__)
@@ -87,7 +88,6 @@ class GenerationReport:
 
 # --- words ------------------------------------------------------------------------------------
 
-_CAMEL = re.compile(r"[A-Z]+(?=[A-Z][a-z])|[A-Z]?[a-z]+|[A-Z]+|\d+")
 _PREPOSITIONS = frozenset(
     [
         "on",
@@ -169,7 +169,7 @@ def words(name: str) -> list[str]:
     """Lower-case words of an identifier: `ACTED_IN` → acted, in; `OnCallRotation` → on, call…"""
     found: list[str] = []
     for part in re.split(r"[_\s\-]+", name):
-        found.extend(w.lower() for w in (_CAMEL.findall(part) or ([part] if part else [])))
+        found.extend(w.lower() for w in (split_name(part) if part else []))
     return found
 
 

@@ -8,6 +8,7 @@ from dataclasses import dataclass, field
 
 from graph_agent.graphdb.protocol import GraphSchema, LabelInfo, RelPattern
 from guardrails.cypher_tokens import ReferencedNames, Token, referenced_names, tokenize
+from guardrails.words import stem
 
 AGGREGATES = frozenset(
     {"COUNT", "SUM", "AVG", "MIN", "MAX", "COLLECT", "STDEV", "STDEVP", "PERCENTILECONT",
@@ -94,12 +95,12 @@ def _related_instead(label: str, prop: str, schema: GraphSchema) -> str:
     """`m.type` on a Machine that has `(:Machine)-[:TYPE]->(:Type)`: the value is a related
     node, not a property. A 1.5B model given only "Machine has: id, name" wrote `m.type` three
     times; naming the relationship is what it needed."""
-    stem = _stem(prop)
+    prop_stem = stem(prop)
     for rel in schema.relationships:
         if label not in (rel.start, rel.end):
             continue
         other = rel.end if rel.start == label else rel.start
-        if stem not in (_stem(rel.type), _stem(other)):
+        if prop_stem not in (stem(rel.type), stem(other)):
             continue
         info = schema.label(other)
         keys = ", ".join(p.name for p in info.properties[:6]) if info is not None else ""
@@ -161,9 +162,9 @@ def _property_guidance(unknown: list[str], used: set[str], schema: GraphSchema) 
     else the properties the statement's labels do have. A bare "unknown property country" made
     a 1.5B model write `a.country` three times."""
     hints: list[str] = []
-    by_stem = {_stem(label.name): label for label in schema.labels}
+    by_stem = {stem(label.name): label for label in schema.labels}
     for prop in unknown:
-        label = by_stem.get(_stem(prop))
+        label = by_stem.get(stem(prop))
         if label is None:
             continue
         paths = [
@@ -186,14 +187,6 @@ def _property_guidance(unknown: list[str], used: set[str], schema: GraphSchema) 
     return f" ({'; '.join(hints)})" if hints else ""
 
 
-def _stem(name: str) -> str:
-    """`Countries` and `country` alike: lower case, a plural s/ies dropped."""
-    word = name.lower()
-    if word.endswith("ies") and len(word) > 4:
-        return word[:-3] + "y"
-    return word[:-1] if word.endswith("s") and not word.endswith("ss") else word
-
-
 def _labels_held_as_properties(unknown: set[str], schema: GraphSchema) -> dict[str, str]:
     """Unknown labels that are a property of some label (`(:Runway)` on a graph whose Airport
     has `runways`): label → what to write instead. Such a name is not data the graph lacks."""
@@ -203,7 +196,7 @@ def _labels_held_as_properties(unknown: set[str], schema: GraphSchema) -> dict[s
             (label.name, prop.name)
             for label in schema.labels
             for prop in label.properties
-            if _stem(prop.name) == _stem(name)
+            if stem(prop.name) == stem(name)
         ]
         if owners:
             where = "; ".join(f"{owner}.{prop}" for owner, prop in owners[:3])

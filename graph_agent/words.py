@@ -3,9 +3,7 @@
 
 from __future__ import annotations
 
-import re
-
-_CAMEL = re.compile(r"[A-Z]+(?=[A-Z][a-z])|[A-Z]?[a-z]+|[A-Z]+|\d+")
+from guardrails.words import split_name
 
 UNCOUNTABLE = frozenset(
     {"software", "hardware", "firmware", "middleware", "data", "metadata", "information",
@@ -13,11 +11,6 @@ UNCOUNTABLE = frozenset(
      "inventory", "evidence", "research", "traffic", "music"}
 )  # fmt: skip
 """Nouns whose plural is the word itself: "List the software", not "the softwares"."""
-
-
-def split_name(name: str) -> list[str]:
-    """The parts of a CamelCase or snake_case name (`HTTPServer` → HTTP, Server)."""
-    return _CAMEL.findall(name) or [name]
 
 
 def _acronym(part: str, name: str) -> bool:

@@ -22,6 +22,8 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from difflib import SequenceMatcher
 
+from guardrails.words import stem
+
 _WORD = re.compile(r"[A-Za-z][A-Za-z'’]*")
 
 _STOP_TEXT = """
@@ -66,38 +68,6 @@ has no such word: a weather graph's "forecast" or a Country's "capital" property
 
 
 _QUERYING = re.compile(r"\b(?:cypher|query|queries)\b", re.IGNORECASE)
-
-
-def stem(word: str) -> str:
-    """A crude English stem, enough to match "suppliers" with `Supplier` and "directed" with
-    `DIRECTED`: lower case, no possessive, irregular and regular plurals, -ing/-ed."""
-    w = word.lower().replace("’", "'")
-    if w.endswith("'s"):
-        w = w[:-2]
-    w = w.strip("'")
-    w = _IRREGULAR.get(w, w)
-    if len(w) > 4 and w.endswith("ies"):
-        w = w[:-3] + "y"
-    elif len(w) > 4 and w.endswith(("sses", "ches", "shes", "xes")):
-        w = w[:-2]
-    elif len(w) > 3 and w.endswith("s") and not w.endswith(("ss", "us", "is")):
-        w = w[:-1]
-    if len(w) > 5 and w.endswith("ing"):
-        w = w[:-3]
-    elif len(w) > 4 and w.endswith("ed"):
-        w = w[:-2]
-    return w
-
-
-_IRREGULAR = {
-    "people": "person",
-    "men": "man",
-    "women": "woman",
-    "children": "child",
-    "mice": "mouse",
-    "feet": "foot",
-    "teeth": "tooth",
-}
 
 
 def name_words(name: str) -> list[str]:

@@ -19,7 +19,8 @@ from graph_agent.statement import (
     unbound_variable_guidance,
     with_limit,
 )
-from guardrails.relevance import content_words, name_words, stem
+from guardrails.relevance import content_words, name_words
+from guardrails.words import stem
 
 V, S = Phase.VALIDATE, Trigger.STATEMENT
 

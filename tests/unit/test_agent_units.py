@@ -183,11 +183,15 @@ def test_pruning_uses_boost_and_falls_back_to_everything() -> None:
 
 
 def test_stem() -> None:
-    assert [stem(w) for w in ("teams", "Repositories", "services", "depends")] == [
+    # One stemmer for pruning, relevance, the schema check and the examples.
+    words = ("teams", "Repositories", "services", "depends", "processes", "people")
+    assert [stem(w) for w in words] == [
         "team",
         "repository",
-        "servic",
+        "service",
         "depend",
+        "process",
+        "person",
     ]
 
 

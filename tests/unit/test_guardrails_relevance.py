@@ -117,3 +117,18 @@ def test_errands_and_writing_tasks(question: str, task: bool) -> None:
 def test_asking_for_a_query_is_never_a_general_topic() -> None:
     assert not relevance("Translate to Cypher: which books are poetry?", LIBRARY).decline
     assert relevance('Translate "good morning" into Spanish.', LIBRARY).decline
+
+
+def test_one_stemmer_for_every_word_helper() -> None:
+    # The disagreement: "processes" and "people" stemmed three ways in three modules.
+    from graph_agent import pruning, question_fit, statement
+    from guardrails import words
+
+    assert {m.stem for m in (pruning, question_fit, statement)} == {words.stem}
+    assert [stem(w) for w in ("processes", "people", "CPUs", "OSes", "status")] == [
+        "process",
+        "person",
+        "cpu",
+        "os",
+        "status",
+    ]
