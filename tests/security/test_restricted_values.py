@@ -12,9 +12,11 @@ import pytest
 from bot.playground.rig.scripted_llm import ScriptedChatModel
 from bot.playground.rig.slack import CHANNEL, answer_text, rig_settings, slack_rig
 from bot.wiring import build_agent
-from graph_agent import nodes
 from graph_agent.graphdb.falkor import FalkorGraph
 from graph_agent.llm import LLMs
+from graph_agent.nodes import execution as nodes_execute
+from graph_agent.nodes import validation as nodes_validate
+from graph_agent.repair import runner as repair_runner
 from guardrails.channels import parse_channel_restrictions
 from guardrails.cypher_policy import (
     RESTRICTION_CATEGORIES,
@@ -348,7 +350,13 @@ def test_rows_are_redacted_even_when_the_policy_has_a_gap(
 ) -> None:
     """Simulate a policy that misses a form: every statement passes, the rows must not leak."""
     slack, agent = restricted_rig
-    monkeypatch.setattr(nodes, "check_cypher", lambda cypher, policy=None: PolicyResult(True))
+
+    def gap(cypher: str, policy: object = None) -> PolicyResult:
+        return PolicyResult(True)
+
+    # Every place a statement meets the policy on its way to the engine.
+    for module in (nodes_validate, nodes_execute, repair_runner):
+        monkeypatch.setattr(module, "check_cypher", gap)
     for item in GAP.values():
         reply = _ask(slack, item)
         result = agent.runs[-1]

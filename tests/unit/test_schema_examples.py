@@ -324,7 +324,7 @@ def test_schema_examples_pass_the_channel_restriction_filter() -> None:
     question = "Which publishers published the books Ann Ames wrote?"
     open_ctx = _context(store, None)
     hidden = _context(store, CypherPolicy(hidden_labels=frozenset({"Publisher"})))
-    seen = asyncio.run(nodes._prompt_parts(open_ctx, question))[0]["examples"]
+    seen = asyncio.run(nodes.prompt_parts(open_ctx, question))[0]["examples"]
     assert "Publisher" in seen
-    restricted = asyncio.run(nodes._prompt_parts(hidden, question))[0]["examples"]
+    restricted = asyncio.run(nodes.prompt_parts(hidden, question))[0]["examples"]
     assert "Publisher" not in restricted and "Ann Ames" in restricted

@@ -1,0 +1,128 @@
+"""Evaluate and answer: one LLM call judges the rows and words the answer; the answer guards."""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+
+from langgraph.runtime import Runtime
+
+from graph_agent import prompts
+from graph_agent.answer_offline import plain_answer
+from graph_agent.context import Context
+from graph_agent.grounding import (
+    nothing_found,
+    question_entities,
+)
+from graph_agent.llm import LLMCall
+from graph_agent.nodes.common import Update, attempt_failed, llm_timeout, step
+from graph_agent.repair import Case, Runner, Trigger
+from graph_agent.result import Attempt
+from graph_agent.state import AgentState, UnconfirmedRows
+from graph_agent.structured import Evaluation, ask_structured
+from guardrails.topic import parse_json_object
+
+logger = logging.getLogger(__name__)
+
+
+def _evaluation(reply: str) -> Evaluation:
+    parsed: Evaluation = parse_json_object(reply, Evaluation)
+    return parsed
+
+
+@step("evaluate")
+async def evaluate(state: AgentState, runtime: Runtime[Context]) -> Update:
+    """Judge whether the rows answer the question and, if so, write the answer (one LLM call)."""
+    ctx = runtime.context
+    ctx.progress("evaluate", "Reading the results…", state["attempt_count"])
+    cypher, columns, rows = state["cypher"], state.get("columns", []), state.get("rows", [])
+    truncated = state.get("truncated", False)
+    calls: list[LLMCall] = []
+    if ctx.llms is None:
+        verdict = Evaluation(
+            answers_question=True, answer=plain_answer(columns, rows, truncated=truncated)
+        )
+    else:
+        text, shown = prompts.render_rows(
+            columns, rows, max_rows=ctx.config.rows_to_llm, max_chars=ctx.config.rows_chars_to_llm
+        )
+        at_cap = truncated or len(rows) >= ctx.config.max_rows
+        # At the cap the row count is the cap, not a count: "1000 machines in each zone" was
+        # a real 1.5B answer from a capped list of machine names.
+        note = f"{len(rows)} rows" + (", the row limit: more may exist" if at_cap else "")
+        if shown < len(rows):
+            note += f", first {shown} shown"
+        parsed, calls = await ask_structured(
+            ctx.llms.fast,
+            prompts.EVALUATE.render(
+                cypher=cypher, row_note=note, rows=text, question=state["standalone_question"]
+            ),
+            _evaluation,
+            step="evaluate",
+            timeout_s=llm_timeout(ctx),
+            json_mode=ctx.config.json_mode,
+            max_tokens=ctx.config.llm_max_tokens,
+        )
+        # Unreadable twice: the rows are the best we have; show them plainly.
+        verdict = parsed or Evaluation(
+            answers_question=True, answer=plain_answer(columns, rows, truncated=truncated)
+        )
+    if not verdict.answers_question:
+        feedback = verdict.feedback.strip() or "The rows do not answer the question."
+        update: Update = {"llm_calls": calls} | attempt_failed(cypher, feedback, "evaluate")
+        if rows and not state.get("unconfirmed_rows"):
+            # Kept in case no later attempt does better: a small evaluator often doubts right
+            # rows, and the rows with a caveat beat "I couldn't answer".
+            update["unconfirmed_rows"] = UnconfirmedRows(cypher, columns, rows, truncated)
+        return update
+    answer, ungrounded, rules = await _grounded(ctx, state, verdict.answer.strip())
+    attempt = state["attempt_count"]
+    self_healed = attempt > 1
+    if self_healed:
+        await _hand_off(ctx, state["standalone_question"], cypher)
+    return rules.trace() | {
+        "llm_calls": calls,
+        "answer": answer,
+        "ungrounded": ungrounded,
+        "outcome": "answered" if rows else "no_data",
+        "self_healed": self_healed,
+        "attempts": [Attempt(cypher=cypher, stage="ok", rows=len(rows))],
+        "last_stage": "ok",
+    }
+
+
+async def _grounded(ctx: Context, state: AgentState, answer: str) -> tuple[str, bool, Runner]:
+    """The answer held to the rows by the answer guards: (text to give, whether the model's
+    answer named something the rows do not hold, the guards' runner). An empty result gets a
+    plain "nothing matches" naming what the question named."""
+    question = state["standalone_question"]
+    columns, rows = state.get("columns", []), state.get("rows", [])
+    case = Case(
+        question,
+        state.get("cypher", ""),
+        ctx,
+        state,
+        columns=columns,
+        rows=rows,
+        truncated=state.get("truncated", False),
+        answer=answer,
+    )
+    rules = Runner(case)
+    fix = await rules.first(Trigger.WORDED_ANSWER)
+    ungrounded = bool(fix is not None and fix.update.get("ungrounded"))
+    if not rows:
+        hints = [value for _label, _prop, value in state.get("value_hints") or []]
+        schema_words = [label.name for label in ctx.schema.labels]
+        schema_words += [rel.type for rel in ctx.schema.relationships]
+        return nothing_found(question_entities(question, hints, schema_words)), ungrounded, rules
+    return (fix.note or answer if fix is not None else answer), ungrounded, rules
+
+
+async def _hand_off(ctx: Context, question: str, cypher: str) -> None:
+    """A statement that worked only after correction becomes a self-healed candidate."""
+    try:
+        await asyncio.to_thread(
+            ctx.examples.add_candidate, question, cypher, ctx.schema_fingerprint
+        )
+    except Exception:  # learning is a bonus; the answer stands without it
+        logger.warning("could not record the self-healed candidate", exc_info=True)

@@ -1,0 +1,112 @@
+"""Execute: run the statement read-only with a timeout and a row cap; the execute rules."""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from typing import Any
+
+from langgraph.runtime import Runtime
+
+from graph_agent.context import Context
+from graph_agent.graphdb.errors import (
+    CypherSyntaxError,
+    GraphConnectionError,
+    GraphError,
+    NotReadOnlyError,
+    QueryTimeoutError,
+    ResourceLimitError,
+)
+from graph_agent.nodes.common import Update, attempt_failed, step
+from graph_agent.repair import Case, Runner, Trigger
+from graph_agent.repair.validate_rules import COSTLY_READ_HINT
+from graph_agent.state import AgentState
+from graph_agent.statement import (
+    with_limit,
+)
+from guardrails.cypher_policy import check_cypher
+from guardrails.redact_rows import redact_rows
+
+logger = logging.getLogger(__name__)
+
+
+@step("execute")
+async def execute(state: AgentState, runtime: Runtime[Context]) -> Update:
+    """Run the statement read-only with a timeout and a row cap."""
+    ctx = runtime.context
+    attempt = state["attempt_count"]
+    ctx.progress("execute", "Running it…" if attempt == 1 else f"Running it (attempt {attempt})…")
+    capped = with_limit(state["cypher"], ctx.config.max_rows)
+    judged = check_cypher(capped, ctx.policy)
+    if not judged.allowed:
+        return attempt_failed(capped, f"Refused by the read-only policy: {judged.reason}", "policy")
+    cypher = judged.canonical or capped
+    timeout = min(ctx.config.query_timeout_s, max(ctx.remaining_s(), 0.1))
+    try:
+        # The engine checks its timeout between steps and can overshoot it under load; the
+        # question does not wait past the grace (the engine still stops the read itself).
+        result = await asyncio.wait_for(
+            asyncio.to_thread(
+                ctx.db.run_read, cypher, None, timeout_s=timeout, max_rows=ctx.config.max_rows
+            ),
+            timeout + READ_GRACE_S,
+        )
+    except (QueryTimeoutError, TimeoutError):
+        return attempt_failed(
+            cypher,
+            f"The query ran longer than {timeout:.0f} s. {COSTLY_READ_HINT}",
+            "timeout",
+        )
+    except ResourceLimitError as exc:
+        return attempt_failed(cypher, f"{exc} {COSTLY_READ_HINT}", "resource")
+    except CypherSyntaxError as exc:
+        return attempt_failed(cypher, f"The engine rejected it: {exc.engine_message}", "execute")
+    except NotReadOnlyError as exc:
+        return attempt_failed(cypher, f"Refused as not read-only: {exc}", "policy")
+    except GraphConnectionError as exc:
+        return {"fatal": True, "error_kind": "graph_down", "last_error": str(exc)}
+    except GraphError as exc:
+        return attempt_failed(cypher, f"The engine failed: {exc}", "execute")
+    # Before any model, person, memory or trace sees the rows: the channel's hidden names go,
+    # whatever statement produced them.
+    visible = redact_rows(result.columns, result.rows, ctx.policy)
+    rules = Runner(
+        Case(
+            state["standalone_question"],
+            cypher,
+            ctx,
+            state,
+            columns=visible.columns,
+            rows=visible.rows,
+            truncated=result.truncated,
+        )
+    )
+    fix = await rules.first(Trigger.EMPTY_RESULT) if _nothing_found(visible.rows) else None
+    if fix is None and visible.rows:
+        fix = await rules.first(Trigger.ROWS)
+    if fix is not None:
+        failed = attempt_failed(cypher, fix.note or fix.detail, fix.stage or "execute")
+        return failed | dict(fix.update) | rules.trace()
+    return {
+        "cypher": cypher,
+        "columns": visible.columns,
+        "rows": visible.rows,
+        "truncated": result.truncated,
+        "last_error": None,
+        "last_stage": "execute",
+    }
+
+
+READ_GRACE_S = 1.5
+"""How long past its timeout a read may take before the question stops waiting for it."""
+
+
+def _nothing_found(rows: list[list[Any]]) -> bool:
+    """No rows, or the one row an aggregate gives over no match (`count(m)` → 0, `sum` → null):
+    `t.type = 'xs-1/1/1'` where that is a Type's name answered "0" in a real playground
+    follow-up, and the value checks never looked because a row came back."""
+    if not rows:
+        return True
+    return len(rows) == 1 and all(
+        value is None or (value == 0 and not isinstance(value, bool)) for value in rows[0]
+    )

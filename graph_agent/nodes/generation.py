@@ -1,0 +1,108 @@
+"""Generate and correct: one LLM call each for a statement."""
+
+from __future__ import annotations
+
+import logging
+
+from langchain_core.messages import AIMessage, HumanMessage
+from langgraph.runtime import Runtime
+
+from graph_agent import prompts
+from graph_agent.context import Context
+from graph_agent.llm import call_llm
+from graph_agent.nodes.common import Update, cut_off, llm_timeout, no_data, step
+from graph_agent.nodes.prompt_parts import prompt_parts
+from graph_agent.repair import Case, Kind, Runner, Trigger
+from graph_agent.state import AgentState
+from guardrails.extract import extract_cypher
+
+logger = logging.getLogger(__name__)
+
+
+@step("generate")
+async def generate(state: AgentState, runtime: Runtime[Context]) -> Update:
+    """Write the first statement from the schema, examples and value hints (one LLM call)."""
+    ctx = runtime.context
+    assert ctx.llms is not None  # the router only comes here with an LLM
+    ctx.progress("generate", "Writing a query…")
+    question = state["standalone_question"]
+    looked_up = state.get("value_hints") if question == state["question"] else None
+    parts, example_ids, hints = await prompt_parts(ctx, question, looked_up)
+    parts["previous"] = prompts.render_previous(state["history"])
+    reply, call = await call_llm(
+        ctx.llms.cypher,
+        prompts.GENERATE.render(**parts),
+        step="generate",
+        timeout_s=llm_timeout(ctx),
+        max_tokens=ctx.config.llm_max_tokens,
+    )
+    update: Update = {
+        "draft": reply,
+        "attempt_count": 1,
+        "example_ids": example_ids,
+        "value_hints": hints,
+        "llm_calls": [call],
+    }
+    if (missing := no_data(reply)) is not None:
+        update |= {"outcome": "no_data", "answer": f"The graph has no data on {missing}"}
+    elif call.cut_off:
+        update |= cut_off(reply)
+    return update
+
+
+@step("correct")
+async def correct(state: AgentState, runtime: Runtime[Context]) -> Update:
+    """A new statement from the failed one and what went wrong (one LLM call)."""
+    ctx = runtime.context
+    attempt = state["attempt_count"] + 1
+    if ctx.llms is None:
+        return {"fatal": True, "error_kind": "llm_not_configured"}
+    ctx.progress("correct", "Fixing the query…", attempt)
+    # The prompt is built again from what the state holds (question, value hints, history):
+    # the same schema, examples and hints generate showed, without rendered text in state.
+    question = state["standalone_question"]
+    generated = "example_ids" in state
+    known = state.get("value_hints") if generated or question == state["question"] else None
+    parts, _ids, hints = await prompt_parts(ctx, question, known)
+    parts["previous"] = prompts.render_previous(state["history"])
+    found: Update = {} if known is not None else {"value_hints": hints}
+    previous = state.get("cypher") or state.get("draft", "")
+    error = state.get("last_error") or "unknown problem"
+    messages = prompts.CORRECT.render(**parts, cypher=previous, error=error)
+    reply, call = await call_llm(
+        ctx.llms.cypher,
+        messages,
+        step="correct",
+        timeout_s=llm_timeout(ctx),
+        max_tokens=ctx.config.llm_max_tokens,
+    )
+    calls = [call]
+    update: Update = {"attempt_count": attempt, **found}
+    # The rules' trace counts this reply as the new attempt.
+    now: AgentState = {**state, "attempt_count": attempt}
+    rules = Runner(Case(question, extract_cypher(reply), ctx, now))
+    if not call.cut_off:
+        statement = extract_cypher(reply)
+        if (shown := await rules.rewrite(Trigger.REPLY, statement)) != statement:
+            reply = f"```cypher\n{shown}\n```"
+        if (reask := await rules.first(Trigger.REPLY, Kind.HINT, cypher=shown)) is not None:
+            ctx.progress("correct", "Trying a different query…", attempt)
+            reply, call = await call_llm(
+                ctx.llms.cypher.bind(temperature=REPEAT_TEMPERATURE),
+                [*messages, AIMessage(reply), HumanMessage(reask.note or "")],
+                step="correct",
+                timeout_s=llm_timeout(ctx),
+                max_tokens=ctx.config.llm_max_tokens,
+            )
+            calls.append(call)
+    update |= rules.trace()
+    update |= {"draft": reply, "llm_calls": calls}
+    if (missing := no_data(reply)) is not None:
+        update |= {"outcome": "no_data", "answer": f"The graph has no data on {missing}"}
+    elif call.cut_off:
+        update |= cut_off(reply)
+    return update
+
+
+REPEAT_TEMPERATURE = 0.7
+"""Sampling temperature of the one re-ask after a correction repeated a failed statement."""

@@ -1,0 +1,111 @@
+"""Validate: extract the statement, the policy, the schema check, EXPLAIN, with the
+validate rules of the repair catalogue at each point."""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+
+from langgraph.runtime import Runtime
+
+from graph_agent.context import Context
+from graph_agent.graphdb.errors import (
+    GraphConnectionError,
+)
+from graph_agent.graphdb.protocol import Validation
+from graph_agent.nodes.common import Update, attempt_failed, step
+from graph_agent.repair import Case, Kind, Runner, Trigger
+from graph_agent.state import AgentState
+from graph_agent.statement import (
+    check_schema,
+)
+from guardrails.cypher_policy import check_cypher
+from guardrails.cypher_tokens import tokenize
+from guardrails.extract import extract_cypher
+
+logger = logging.getLogger(__name__)
+
+
+@step("validate")
+async def validate(state: AgentState, runtime: Runtime[Context]) -> Update:
+    """Extract the statement, apply the read-only policy, check names and directions, EXPLAIN;
+    the repair catalogue's validate rules run at each of those points."""
+    ctx = runtime.context
+    ctx.progress("validate", "Checking the query…", state["attempt_count"])
+    cypher = extract_cypher(state.get("draft", ""))
+    if not cypher.strip():
+        return attempt_failed("", "The reply contained no Cypher statement.", "extract")
+    if any(t.kind == "comment" for t in tokenize(cypher, include_comments=True)):
+        # No honest query needs one, and a comment in a dotted procedure name crashed FalkorDB.
+        return attempt_failed(cypher, COMMENT_REFUSAL, "comment")
+    verdict = check_cypher(cypher, ctx.policy)
+    if not verdict.allowed:
+        return attempt_failed(
+            cypher, f"Refused by the read-only policy: {verdict.reason}", "policy"
+        )
+    cypher = verdict.canonical or cypher
+    rules = Runner(Case(state["standalone_question"], cypher, ctx, state))
+    try:
+        update = await _validate(ctx, rules, cypher)
+    except GraphConnectionError as exc:
+        update = {"fatal": True, "error_kind": "graph_down", "last_error": str(exc)}
+    return update | rules.trace()
+
+
+async def _validate(ctx: Context, rules: Runner, cypher: str) -> Update:
+    cypher = await rules.rewrite(Trigger.STATEMENT, cypher)
+    checked = check_schema(cypher, ctx.schema)
+    if checked.problems:
+        cypher = await rules.rewrite(
+            Trigger.SCHEMA_PROBLEM,
+            cypher,
+            needed=lambda c: bool(check_schema(c, ctx.schema).problems),
+        )
+        checked = check_schema(cypher, ctx.schema)
+    if checked.problems:
+        problems = checked.problems
+        if note := await rules.first(Trigger.SCHEMA_PROBLEM, Kind.HINT, cypher=cypher):
+            problems = [note.note or "", *problems]  # first: the long list of patterns buried it
+        failed = attempt_failed(cypher, "Schema check: " + "; ".join(problems), "schema")
+        guard = await rules.first(
+            Trigger.SCHEMA_PROBLEM, Kind.GUARD, cypher=cypher, unknown=checked.unknown
+        )
+        return failed | (dict(guard.update) if guard else {})
+    if checked.corrections:
+        logger.info("auto-corrected: %s", "; ".join(checked.corrections))
+    if checked.cypher != cypher:
+        # The schema check flipped a direction: judge the text that will run.
+        final = check_cypher(checked.cypher, ctx.policy)
+        if not final.allowed:
+            return attempt_failed(
+                checked.cypher, f"Refused by the read-only policy: {final.reason}", "policy"
+            )
+        cypher = final.canonical or checked.cypher
+    if guard := await rules.first(Trigger.BEFORE_ENGINE, Kind.GUARD, cypher=cypher):
+        return attempt_failed(cypher, guard.note or guard.detail, guard.stage or "validate")
+    validation = await asyncio.to_thread(ctx.db.validate, cypher)
+    if not validation.ok:
+        explained: dict[str, Validation] = {}
+
+        async def explains(candidate: str) -> bool:
+            explained[candidate] = await asyncio.to_thread(ctx.db.validate, candidate)
+            return explained[candidate].ok
+
+        error = validation.error or ""
+        bound = await rules.rewrite(Trigger.ENGINE_ERROR, cypher, verify=explains, error=error)
+        if bound != cypher:
+            cypher, validation = bound, explained[bound]
+    if not validation.ok:
+        error = validation.error or "unknown error"
+        if note := await rules.first(Trigger.ENGINE_ERROR, Kind.HINT, cypher=cypher, error=error):
+            error = f"{error.rstrip('. ')}. {note.note}"
+        return attempt_failed(cypher, f"The engine rejected it: {error}", "validate")
+    if validation.read_only is False:
+        return attempt_failed(cypher, "The engine says this statement would write.", "policy")
+    return {"cypher": cypher, "last_error": None, "last_stage": "validate"}
+
+
+COMMENT_REFUSAL = (
+    "Refused by the read-only policy: the statement has comments (// or /* */). "
+    "Write it again without any comments."
+)
