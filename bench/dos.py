@@ -64,6 +64,39 @@ FORMS = (
         True,
     ),
     Form("comment in procedure name", "CALL db./**/labels() YIELD label RETURN label", True),
+    # Issue 30: each aborted the engine (48 GB, 2.8 GB, 6.5 GB) past the per-query memory cap.
+    # Never engine_alone: without the policy they take the machine down, not just the engine.
+    Form(
+        "computed range bound",
+        "MATCH (n) WITH count(n) AS c RETURN size(range(1, c * 10000000))",
+        False,
+    ),
+    Form(
+        "computed range bound, unwound",
+        "MATCH (n) WITH count(n) AS c UNWIND range(1, c * c) AS x RETURN count(x)",
+        False,
+    ),
+    Form(
+        "replace growth in reduce",
+        "RETURN size(reduce(s = 'x', i IN range(1, 40) | replace(s, 'x', 'xx')))",
+        False,
+    ),
+    Form(
+        "concatenation growth in reduce",
+        "RETURN size(reduce(s = '', i IN range(1, 10000) | s + 'xxxxxxxxxxxxxxxxxxxxxxxxxxxxxx'))",
+        False,
+    ),
+    Form("nested ranges", "RETURN size([a IN range(1, 100000) | range(1, 100000)])", False),
+    Form(
+        "nested ranges under the cap",
+        "RETURN size([a IN range(1, 10000) | range(1, 10000)])",
+        False,
+    ),
+    Form(
+        "range per collected value",
+        "MATCH (n) WITH collect(n.id) AS ids RETURN size([x IN ids | range(1, 10000)])",
+        False,
+    ),
 )
 
 

@@ -1,23 +1,39 @@
-"""Reads whose cost can be seen in the text: huge literal ranges and self-doubling reduce().
+"""Reads whose cost can be seen in the text: lists built from ranges, and growing reduce().
 
 Why in the policy and not only in the engine: FalkorDB builds a `range()` list in one
 allocation that its per-query memory cap does not see (`UNWIND range(1, 1000000000)` took
-the embedded server to 19 GB and the kernel killed it), and a string that doubles on each
-step of `reduce` grows past any cap before a timeout fires. Only literal (constant) sizes
-are judged: `range(0, size(list) - 1)` depends on data and is left to the engine's limits.
+the embedded server to 19 GB and the kernel killed it; `size(range(1, c * 10000000))` with a
+counted `c` took 48 GB), nested comprehensions multiply (`[a IN range(1, 100000) |
+range(1, 100000)]`), and a string that grows on each step of `reduce` (`s + s`,
+`replace(s, 'x', 'xx')`) passes any cap before a timeout fires. The rules, each bounding what
+the engine can build from one statement:
+
+* `range()` with constant bounds builds at most MAX_LIST_SIZE elements.
+* `range()` with a computed bound is allowed only when the bound is the size of something
+  that already exists (`range(0, size(list) - 1)`, `length(path)`), counted as MAX_LIST_SIZE;
+  any other computed bound (`c * 10000000`, a count, a property, a parameter) is refused.
+* A range inside the body of a list comprehension, `reduce` or quantifier is multiplied by
+  the size of the list that body runs over (a range's size, a literal list's length, or
+  MAX_LIST_SIZE for data); the product stays under MAX_NESTED_ELEMENTS.
+* `reduce` may not grow a string: its accumulator may not go through `replace()`, may not be
+  used twice per step, and may not be concatenated (`+`) unless it starts as a number and the
+  step adds no text, or starts as a list (which grows by one step's worth at a time).
 """
 
 from __future__ import annotations
 
 import logging
 import math
+from dataclasses import dataclass
 
 from guardrails.cypher_tokens import Token
 
 logger = logging.getLogger(__name__)
 
-MAX_LIST_SIZE = 100_000
+MAX_LIST_SIZE = 10_000
 """The largest list a literal `range()` may build (UNWIND, size(), comprehensions alike)."""
+MAX_NESTED_ELEMENTS = 100_000
+"""The most elements ranges nested in comprehensions/reduce may build together."""
 
 # Functions a constant bound may use (the model writes toInteger('1e9') to dodge a check).
 _CONVERSIONS = frozenset({"tointeger", "tofloat", "tointegerornull", "tofloatornull"})
@@ -189,40 +205,256 @@ def range_size(args: list[list[Token]]) -> float | None:
     return max(0.0, math.floor((end - start) / step) + 1)
 
 
+def _depth_zero(tokens: list[Token], *texts: str) -> int | None:
+    """Index of the first punctuation in texts outside any bracket of `tokens`, or None."""
+    depth = 0
+    for k, tok in enumerate(tokens):
+        if tok.is_punct("(", "[", "{"):
+            depth += 1
+        elif tok.is_punct(")", "]", "}"):
+            depth -= 1
+        elif depth == 0 and tok.is_punct(*texts):
+            return k
+    return None
+
+
+_COMPARISONS = ("<", ">", "<=", ">=", "=", "<>", "!=")
+
+
+def _uses(tokens: list[Token], name: str) -> int:
+    """Uses of `name` as a value; one side of a comparison (`x > m`) builds nothing."""
+    count = 0
+    for k, tok in enumerate(tokens):
+        if not tok.is_name or tok.name != name:
+            continue
+        prev = tokens[k - 1] if k else None
+        nxt = tokens[k + 1] if k + 1 < len(tokens) else None
+        if prev is not None and prev.is_punct(".", ":"):
+            continue
+        if (prev is not None and prev.is_punct(*_COMPARISONS)) or (
+            nxt is not None and nxt.is_punct(*_COMPARISONS)
+        ):
+            continue
+        count += 1
+    return count
+
+
+@dataclass(frozen=True)
+class _Reduce:
+    accumulator: str
+    init: list[Token]
+    body: list[Token]
+
+
+def _reduce_parts(tokens: list[Token], open_idx: int) -> _Reduce | None:
+    """`reduce(acc = init, x IN list | body)` taken apart, or None when it has another shape."""
+    args, _ = _call_arguments(tokens, open_idx)
+    if len(args) != 2 or len(args[0]) < 3 or not args[0][0].is_name:
+        return None
+    if not args[0][1].is_punct("="):
+        return None
+    bar = _depth_zero(args[1], "|")
+    if bar is None:
+        return None
+    return _Reduce(args[0][0].name, args[0][2:], args[1][bar + 1 :])
+
+
 def _doubling_reduce(tokens: list[Token], open_idx: int) -> bool:
     """`reduce(acc = …, x IN list | … acc … acc …)`: the accumulator used twice per step."""
-    args, close = _call_arguments(tokens, open_idx)
-    if not args or not args[0] or not args[0][0].is_name:
+    parts = _reduce_parts(tokens, open_idx)
+    return parts is not None and _uses(parts.body, parts.accumulator) >= 2
+
+
+def _growing_reduce(tokens: list[Token], open_idx: int) -> str | None:
+    """How a reduce() grows a string step by step (replace or concatenation), or None."""
+    parts = _reduce_parts(tokens, open_idx)
+    if parts is None or not _uses(parts.body, parts.accumulator):
+        return None
+    body = parts.body
+    for k, tok in enumerate(body):
+        if (
+            tok.is_word
+            and tok.text.lower() == "replace"
+            and k + 1 < len(body)
+            and body[k + 1].is_punct("(")
+        ):
+            args, _ = _call_arguments(body, k + 1)
+            if any(_uses(arg, parts.accumulator) for arg in args):
+                return "replace()"
+    if not any(tok.is_punct("+") for tok in body):
+        return None
+    if parts.init and parts.init[0].is_punct("["):
+        return None  # a list grows by one step's worth each time; the range rules bound steps
+    numeric = constant_value(parts.init) is not None and not any(
+        tok.kind == "string" for tok in parts.init
+    )
+    adds_text = any(
+        tok.kind == "string" or (tok.is_word and tok.text.lower() == "tostring") for tok in body
+    )
+    if numeric and not adds_text:
+        return None
+    return "concatenation (+)"
+
+
+_SIZE_FUNCTIONS = frozenset({"size", "length"})
+
+
+def _data_bounded(arg: list[Token]) -> bool:
+    """`size(x)`, `length(p)`, optionally ± a small constant: a bound the data already holds."""
+    if len(arg) < 3 or not (
+        arg[0].is_word and arg[0].text.lower() in _SIZE_FUNCTIONS and arg[1].is_punct("(")
+    ):
         return False
-    accumulator = args[0][0].name
-    body = tokens[open_idx + 1 : close]
-    bar = next((k for k, t in enumerate(body) if t.is_punct("|")), None)
-    if bar is None:
+    _, close = _call_arguments(arg, 1)
+    rest = arg[close + 1 :]
+    if not rest:
+        return True
+    if not rest[0].is_punct("+", "-"):
         return False
-    uses = 0
-    for k in range(bar + 1, len(body)):
-        tok = body[k]
-        prev = body[k - 1]
-        if tok.is_name and tok.name == accumulator and not prev.is_punct(".", ":"):
-            uses += 1
-    return uses >= 2
+    offset = constant_value(rest[1:])
+    return offset is not None and abs(offset) <= MAX_LIST_SIZE
+
+
+_ITERATORS = frozenset({"reduce", "any", "all", "none", "single", "extract", "filter"})
+
+
+@dataclass
+class _Brackets:
+    """For each token, the "(" / "[" that most closely encloses it, and where brackets close."""
+
+    parent: list[int]
+    close: dict[int, int]
+
+
+def _brackets(tokens: list[Token]) -> _Brackets:
+    stack: list[int] = []
+    found = _Brackets([], {})
+    for j, tok in enumerate(tokens):
+        found.parent.append(stack[-1] if stack else -1)
+        if tok.is_punct("(", "[", "{"):
+            stack.append(j)
+        elif tok.is_punct(")", "]", "}") and stack:
+            found.close[stack.pop()] = j
+    return found
+
+
+def _iteration_source(tokens: list[Token], open_idx: int, end: int) -> tuple[int, int] | None:
+    """The list a comprehension/quantifier/reduce opened at open_idx runs over: (start, end)."""
+    j = open_idx + 1
+    if (
+        tokens[open_idx].is_punct("(")
+        and open_idx
+        and tokens[open_idx - 1].text.lower() == "reduce"
+    ):
+        comma = _depth_zero(tokens[j:end], ",")
+        if comma is None:
+            return None
+        j += comma + 1
+    if not (j + 1 < end and tokens[j].is_name and tokens[j + 1].is_keyword("IN")):
+        return None
+    start = j + 2
+    depth = 0
+    k = start
+    while k < end:
+        tok = tokens[k]
+        if tok.is_punct("(", "[", "{"):
+            depth += 1
+        elif tok.is_punct(")", "]", "}"):
+            depth -= 1
+        elif depth == 0 and (tok.is_punct("|") or tok.is_keyword("WHERE")):
+            break
+        k += 1
+    return start, k
+
+
+def _list_size(tokens: list[Token], start: int, end: int, max_list: int) -> float:
+    """How many elements the list expression tokens[start:end] can hold, at most."""
+    span = tokens[start:end]
+    if span and _is_function(tokens, start, "range"):
+        args, close = _call_arguments(tokens, start + 1)
+        if close == end - 1:
+            size = range_size(args)
+            return float(max_list) if size is None else size
+    if span and span[0].is_punct("[") and span[-1].is_punct("]"):
+        inner = span[1:-1]
+        if not inner:
+            return 0.0
+        if not (len(inner) > 1 and inner[1].is_keyword("IN")) and _depth_zero(inner, "|") is None:
+            depth = 0
+            commas = 0
+            for tok in inner:
+                if tok.is_punct("(", "[", "{"):
+                    depth += 1
+                elif tok.is_punct(")", "]", "}"):
+                    depth -= 1
+                elif depth == 0 and tok.is_punct(","):
+                    commas += 1
+            return float(commas + 1)
+    return float(max_list)
+
+
+def _nesting_factor(tokens: list[Token], i: int, shape: _Brackets, max_list: int) -> float:
+    """The product of the list sizes the enclosing comprehensions run the token at i over."""
+    factor = 1.0
+    o = shape.parent[i]
+    while o >= 0:
+        opener = tokens[o]
+        end = shape.close.get(o, len(tokens))
+        iterates = opener.is_punct("[") or (
+            opener.is_punct("(")
+            and o > 0
+            and tokens[o - 1].is_word
+            and tokens[o - 1].text.lower() in _ITERATORS
+        )
+        if iterates:
+            source = _iteration_source(tokens, o, end)
+            if source is not None and i >= source[1]:
+                factor *= _list_size(tokens, source[0], source[1], max_list)
+        o = shape.parent[o]
+    return factor
 
 
 def cost_problem(tokens: list[Token], max_list: int = MAX_LIST_SIZE) -> str | None:
     """Why the statement would exhaust the engine, as a sentence for the model, or None."""
+    shape: _Brackets | None = None
     for i in range(len(tokens)):
         if _is_function(tokens, i, "range"):
             args, _ = _call_arguments(tokens, i + 1)
             size = range_size(args)
-            if size is not None and size > max_list:
+            if size is None:
+                if len(args) not in (2, 3) or not all(
+                    constant_value(arg) is not None or _data_bounded(arg) for arg in args
+                ):
+                    return (
+                        "range() with a computed bound can build a list of any size; use "
+                        f"literal bounds (at most {max_list:,} elements), e.g. range(1, 10), or "
+                        "the size of a list you have, e.g. range(0, size(xs) - 1)"
+                    )
+                size = float(max_list)
+            elif size > max_list:
                 shown = "an unbounded" if math.isinf(size) else f"a {size:,.0f}-element"
                 return (
-                    f"range() would build {shown} list (at most {max_list:,} here); "
-                    "count or aggregate the graph's own data instead of generating numbers"
+                    f"range() would build {shown} list (at most {max_list:,} here); count or "
+                    "aggregate the graph's own data instead, e.g. count(n), or use a smaller range"
                 )
-        elif _is_function(tokens, i, "reduce") and _doubling_reduce(tokens, i + 1):
-            return (
-                "reduce() uses its accumulator twice per step, so the value doubles each "
-                "time and exhausts memory; use the accumulator once per step"
-            )
+            shape = shape or _brackets(tokens)
+            total = size * _nesting_factor(tokens, i, shape, max_list)
+            if total > MAX_NESTED_ELEMENTS:
+                return (
+                    f"range() inside a list comprehension or reduce() would build about "
+                    f"{total:,.0f} elements (at most {MAX_NESTED_ELEMENTS:,}); use one level of "
+                    "iteration over small lists, e.g. [x IN range(1, 10) | x * 2]"
+                )
+        elif _is_function(tokens, i, "reduce"):
+            if _doubling_reduce(tokens, i + 1):
+                return (
+                    "reduce() uses its accumulator twice per step, so the value doubles each "
+                    "time and exhausts memory; use the accumulator once per step"
+                )
+            growth = _growing_reduce(tokens, i + 1)
+            if growth is not None:
+                return (
+                    f"reduce() grows a string by {growth} on each step, which can exhaust "
+                    "memory; aggregate instead, e.g. sum(), count() or collect()"
+                )
     return None

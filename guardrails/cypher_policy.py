@@ -26,6 +26,11 @@ How it reads a statement (and why):
   over a widened allow-list; namespaced functions on the never-list are refused too.
 * Unterminated strings/comments/backticks are refused (category "syntax"): the engine would
   reject them, and a checker that has lost track of quoting should not guess.
+* Channels with restrictions (hidden labels, types, properties): no hidden name anywhere,
+  nothing whose values the row redaction could not check (whole entities, computed keys),
+  and every node bound by an allowed label in its own pattern, scope by scope
+  (`cypher_bindings`): `MATCH (i) WHERE i:Person OR true` is refused, whatever the WHERE says.
+* Cost: lists from `range()` and `reduce()` are bounded from the text (`cypher_cost`).
 
 The engine's read-only transaction and a read-only database user are the other two layers.
 """
@@ -38,8 +43,9 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from fnmatch import fnmatchcase
 
+from guardrails.cypher_bindings import binding_problem
 from guardrails.cypher_cost import cost_problem
-from guardrails.cypher_tokens import KEYWORDS, Token, matching_open, referenced_names, tokenize
+from guardrails.cypher_tokens import KEYWORDS, Token, referenced_names, tokenize
 
 logger = logging.getLogger(__name__)
 
@@ -598,7 +604,6 @@ _WHOLE_ENTITY_FUNCTIONS = frozenset(
 _SCALAR_FUNCTIONS = frozenset({"count", "id", "elementid", "length", "exists"})
 _PATTERN_OPENERS = frozenset({"MATCH", "WHERE", "AND", "OR", "XOR", "NOT", "MERGE", "CREATE"})
 _PATTERN_OPEN_PUNCT = (",", "-", ">", "<", "=", "(", "[", "{", "|")
-_LABEL_CONTEXT = frozenset({"WHERE", "AND", "OR", "XOR", "WHEN"})
 _PATH_FUNCTIONS = frozenset({"shortestpath", "allshortestpaths"})
 _YIELD_ENTITIES = frozenset({"node", "relationship", "path", "nodes", "relationships"})
 _PROJECTION_ENDS = frozenset(
@@ -634,29 +639,14 @@ def _opens_node(tokens: list[Token], i: int) -> bool:
     return prev.is_word and fold_word(prev.text) in _PATTERN_OPENERS
 
 
-def _positive_label_after(tokens: list[Token], colon: int) -> bool:
-    """A label expression that names at least one label and negates or wildcards nothing."""
-    j = colon + 1
-    named = False
-    while j < len(tokens):
-        tok = tokens[j]
-        if tok.is_name:
-            named = True
-        elif tok.is_punct("!", "%") or tok.kind == "parameter" or tok.is_punct("$"):
-            return False
-        elif not tok.is_punct("|", "&", ":"):
-            break
-        j += 1
-    return named
-
-
 @dataclass
 class _Entities:
-    """Variables bound to nodes, relationships or paths, and the node variables given a label."""
+    """Variables bound to nodes, relationships or paths (which of them are nodes, too).
+
+    Which nodes a label binds is decided in `cypher_bindings`, scope by scope."""
 
     variables: set[str] = field(default_factory=set)
     nodes: set[str] = field(default_factory=set)
-    labelled: set[str] = field(default_factory=set)
 
 
 def _entity_variables(tokens: list[Token], layout: _Layout) -> _Entities:
@@ -687,15 +677,6 @@ def _entity_variables(tokens: list[Token], layout: _Layout) -> _Entities:
                 found.variables.add(tok.name)
         elif tok.is_keyword("YIELD"):
             _yielded_entities(tokens, i + 1, found)
-        if (
-            tok.is_name
-            and nxt is not None
-            and nxt.is_punct(":")
-            and prev is not None
-            and (prev.is_punct("(") or (prev.is_word and fold_word(prev.text) in _LABEL_CONTEXT))
-            and _positive_label_after(tokens, i + 1)
-        ):
-            found.labelled.add(tok.name)
     for _ in range(2):  # aliases of aliases: WITH n AS m WITH m AS k
         _alias_entities(tokens, found, layout)
     return found
@@ -713,7 +694,6 @@ def _yielded_entities(tokens: list[Token], start: int, found: _Entities) -> None
             # The procedure's literal first argument names the label (checked in the call).
             found.variables.add(alias)
             found.nodes.add(alias)
-            found.labelled.add(alias)
         j += 1
         if not (j < len(tokens) and tokens[j].is_punct(",")):
             break
@@ -739,8 +719,6 @@ def _alias_entities(tokens: list[Token], found: _Entities, layout: _Layout) -> N
         found.variables.add(alias)
         if len(expression) == 1 and bare[0] in found.nodes:
             found.nodes.add(alias)
-            if bare[0] in found.labelled:
-                found.labelled.add(alias)
 
 
 def _expression_start(tokens: list[Token], as_index: int) -> int:
@@ -924,21 +902,13 @@ def _check_restricted(tokens: list[Token], policy: CypherPolicy) -> None:
                 f"count({tok.name})",
                 variable=tok.name,
             )
-        if (
-            policy.hidden_labels
-            and tok.is_name
-            and tok.name in entities.nodes
-            and tok.name not in entities.labelled
-            and nxt is not None
-            and nxt.is_punct(".", "{")
-            and not (prev is not None and prev.is_punct(".", ":"))
-        ):
-            raise _restricted(
-                f"{tok.name} has no label, so it could be a node this channel may not see; "
-                f"give it one, e.g. ({tok.name}:Label)",
-                variable=tok.name,
-            )
-    _check_untyped_relationships(tokens, policy, entities)
+    problem = binding_problem(
+        tokens,
+        labels_hidden=bool(policy.hidden_labels),
+        types_hidden=bool(policy.hidden_rel_types),
+    )
+    if problem is not None:
+        raise _restricted(problem.reason, **problem.details)
 
 
 def _literal_subscript(tokens: list[Token], open_idx: int) -> bool:
@@ -973,78 +943,6 @@ def _check_restricted_call(tokens: list[Token], start: int) -> None:
                 procedure=name,
             )
         j += 1
-
-
-def _node_label_state(tokens: list[Token], open_idx: int, entities: _Entities) -> bool:
-    """True when the node pattern opening at open_idx has (or its variable has) a label."""
-    j = open_idx + 1
-    if j < len(tokens) and tokens[j].is_name:
-        if tokens[j].name in entities.labelled:
-            return True
-        j += 1
-    return j < len(tokens) and tokens[j].is_punct(":") and _positive_label_after(tokens, j)
-
-
-def _check_untyped_relationships(
-    tokens: list[Token], policy: CypherPolicy, entities: _Entities
-) -> None:
-    for i, tok in enumerate(tokens):
-        if not tok.is_punct("-") or i == 0:
-            continue
-        left = i - 1
-        if tokens[left].is_punct("<"):
-            left -= 1
-        if left < 0 or not tokens[left].is_punct(")"):
-            continue
-        nxt = tokens[i + 1] if i + 1 < len(tokens) else None
-        if nxt is None:
-            continue
-        if nxt.is_punct("["):
-            k = i + 2
-            if k < len(tokens) and tokens[k].is_name:
-                k += 1
-            typed = k < len(tokens) and tokens[k].is_punct(":")
-            close = _closing(tokens, i + 1, "[", "]")
-            right = close + 2 if close is not None else None
-        elif nxt.is_punct("-"):
-            typed = False
-            right = i + 2
-        else:
-            continue
-        if right is not None and right < len(tokens) and tokens[right].is_punct(">"):
-            right += 1
-        if typed:
-            continue
-        if policy.hidden_rel_types:
-            raise _restricted(
-                "a relationship without a type could be one this channel may not see; give it "
-                "its type, e.g. (a)-[:TYPE]->(b)"
-            )
-        open_left = matching_open(tokens, left)
-        left_labelled = open_left is not None and _node_label_state(tokens, open_left, entities)
-        right_labelled = (
-            right is not None
-            and right < len(tokens)
-            and tokens[right].is_punct("(")
-            and _node_label_state(tokens, right, entities)
-        )
-        if policy.hidden_labels and not (left_labelled and right_labelled):
-            raise _restricted(
-                "a relationship without a type between nodes without labels could reach what "
-                "this channel may not see; give it its type, e.g. (a:Label)-[:TYPE]->(b:Label)"
-            )
-
-
-def _closing(tokens: list[Token], open_idx: int, opener: str, closer: str) -> int | None:
-    depth = 0
-    for j in range(open_idx, len(tokens)):
-        if tokens[j].is_punct(opener):
-            depth += 1
-        elif tokens[j].is_punct(closer):
-            depth -= 1
-            if depth == 0:
-                return j
-    return None
 
 
 def _glued_without_comments(cypher: str, tokens: list[Token]) -> str:

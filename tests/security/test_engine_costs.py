@@ -31,6 +31,43 @@ FINE = [
     "UNWIND range(1, 500) AS n RETURN n",
     "MATCH (p:Person) RETURN reduce(total = 0, k IN [1, 2, 3] | total + k)",
     "MATCH (t:Team) RETURN [i IN range(0, size(t.name) - 1) | substring(t.name, i, 1)][0]",
+    "UNWIND range(1, 10000) AS n RETURN count(n)",
+    "RETURN size([a IN range(1, 100) | range(1, 100)])",
+    "RETURN [a IN [1, 2, 3] | [b IN range(1, 1000) | a * b]][0][0]",
+    "MATCH (p:Person) WITH collect(p.name) AS names RETURN [i IN range(0, size(names) - 1) | i]",
+    "MATCH (p:Person) WITH collect(p.level) AS xs "
+    "RETURN reduce(m = 0, x IN xs | CASE WHEN x > m THEN x ELSE m END)",
+    "RETURN reduce(acc = [], x IN range(1, 100) | acc + [x])",
+    "MATCH (t:Team) RETURN replace(replace(t.name, '-', ' '), '_', ' ')",
+    "MATCH route = (a:Service)-[:DEPENDS_ON*1..3]->(b:Service) "
+    "RETURN [i IN range(0, length(route)) | i]",
+]
+# Issue 30's forms (each crashed the embedded engine with a multi-GB allocation) and variants.
+# Never run these against the engine without the policy.
+COMPUTED_BOUNDS = [
+    "MATCH (n) WITH count(n) AS c RETURN size(range(1, c * 10000000))",
+    "MATCH (n) WITH count(n) AS c UNWIND range(1, c * c) AS x RETURN count(x)",
+    "MATCH (p:Person) RETURN size(range(1, p.level * 100000000))",
+    "WITH 100000000 AS k RETURN size(range(1, k))",
+    "RETURN size(range(1, $n))",
+    "MATCH (p:Person) WITH collect(p) AS ps RETURN size(range(1, size(ps) * 100000000))",
+    "RETURN size(range(toInteger(rand() * 10), 100000000))",
+]
+NESTED = [
+    "RETURN [a IN range(1, 100000) | range(1, 100000)]",
+    "RETURN size([a IN range(1, 10000) | range(1, 10000)])",
+    "RETURN [a IN range(1, 1000) | [b IN range(1, 1000) | range(1, 100)]]",
+    "MATCH (t:Team) WITH collect(t.name) AS names RETURN [x IN names | range(1, 10000)]",
+    "RETURN reduce(acc = [], a IN range(1, 10000) | acc + range(1, 10000))",
+    "RETURN any(a IN range(1, 10000) WHERE size(range(1, a)) > 1)",
+]
+GROWING_STRINGS = [
+    "RETURN reduce(s = 'x', i IN range(1, 40) | replace(s, 'x', 'xx'))",
+    "RETURN size(reduce(s = 'a', i IN range(1, 40) | replace(s + 'b', 'a', 'aa')))",
+    "RETURN size(reduce(s = '', i IN range(1, 10000) | s + 'xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx'))",
+    "MATCH (t:Team) RETURN size(reduce(s = t.name, i IN range(1, 30) | s + t.name)) LIMIT 1",
+    "RETURN size(reduce(s = 0, i IN range(1, 10000) | s + 'xxxxxxxxxxxxxxxx'))",
+    "RETURN size(reduce(s = 'x', i IN range(1, 40) | toString(s) + toString(i)))",
 ]
 
 
@@ -39,6 +76,20 @@ def test_the_policy_refuses_reads_that_build_huge_values(cypher: str) -> None:
     verdict = check_cypher(cypher)
     assert not verdict.allowed and verdict.category == "cost", verdict
     assert verdict.reason and len(verdict.reason) < 300
+
+
+@pytest.mark.parametrize("cypher", COMPUTED_BOUNDS + NESTED + GROWING_STRINGS)
+def test_the_policy_refuses_lists_and_strings_grown_from_computed_values(cypher: str) -> None:
+    verdict = check_cypher(cypher)
+    assert not verdict.allowed and verdict.category == "cost", (cypher, verdict)
+    reason = verdict.reason or ""
+    assert "e.g." in reason and len(reason) < 300, reason
+
+
+@pytest.mark.parametrize("size", [10_001, 20_000, 99_999])
+def test_literal_ranges_past_ten_thousand_are_refused(size: int) -> None:
+    verdict = check_cypher(f"UNWIND range(1, {size}) AS n RETURN count(n)")
+    assert not verdict.allowed and verdict.category == "cost"
 
 
 @pytest.mark.parametrize("cypher", FINE)
@@ -143,7 +194,9 @@ def test_a_read_past_the_memory_cap_is_stopped_not_the_engine(demo_db: GraphDB) 
     """Each list under the policy's cap, but 100,000 of them: the engine's own cap stops it."""
     assert isinstance(demo_db, FalkorGraph) and demo_db._server is not None
     pid = demo_db._server.pid
-    statement = "UNWIND range(1, 100000) AS a RETURN size(collect(range(1, 2000)))"
+    statement = (
+        "UNWIND range(1, 10000) AS a UNWIND range(1, 10) AS b RETURN size(collect(range(1, 2000)))"
+    )
     assert check_cypher(statement).allowed  # what the engine's own cap is for
     with pytest.raises(ResourceLimitError):
         demo_db.run_read(statement, timeout_s=30)
