@@ -1,4 +1,4 @@
-"""Public example graphs besides the demo (Northwind, air routes, FDA adverse events): data, loaders."""
+"""Public example graphs besides the demo (Northwind, air routes, FDA adverse events, a network): data, loaders."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from graph_agent.datasets import airports, healthcare, northwind
+from graph_agent.datasets import airports, healthcare, network, northwind
 from graph_agent.datasets.loading import Progress
 from graph_agent.graphdb.protocol import GraphDB
 
@@ -16,7 +16,7 @@ logger = logging.getLogger(__name__)
 
 @dataclass(frozen=True)
 class Dataset:
-    """A public graph shipped as CSV files, with the loader that writes it."""
+    """A public graph (its CSV files, or a generator of its model), with the loader that writes it."""
 
     name: str
     title: str
@@ -58,6 +58,13 @@ DATASETS: dict[str, Dataset] = {
         source="https://github.com/neo4j-graph-examples/healthcare-analytics",
         probe=healthcare.PROBE,
         load=healthcare.load,
+    ),
+    "network": Dataset(
+        name="network",
+        title="Data-centre network graph (generated)",
+        source="https://github.com/neo4j-graph-examples/network-management",
+        probe=network.PROBE,
+        load=network.load,
     ),
 }
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import csv
+import random
 from collections.abc import Iterator
 from importlib import resources
 from pathlib import Path
@@ -94,10 +95,20 @@ def _healthcare_counts() -> tuple[int, int]:
     return nodes, rels
 
 
+def _network_counts() -> tuple[int, int]:
+    """Nodes and relationships of the generated network graph: fixed by its seed.
+
+    No files to count from; these are what graph_agent/datasets/network makes (SOURCE.md), so a
+    change to the generator, its seed or its lists shows here (and in evals/network.yaml).
+    """
+    return 13410, 28981
+
+
 EXPECTED = {
     "northwind": _northwind_counts,
     "airports": _airports_counts,
     "healthcare": _healthcare_counts,
+    "network": _network_counts,
 }
 
 
@@ -127,6 +138,16 @@ def test_every_dataset_has_a_loader_an_eval_set_and_a_source_note() -> None:
         assert (evals / f"{name}.yaml").is_file()
         source = resources.files(f"graph_agent.datasets.{name}").joinpath("SOURCE.md").read_text()
         assert "github.com/neo4j-graph-examples/" in source and "Licen" in source
+
+
+def test_the_network_generator_makes_the_same_graph_each_time() -> None:
+    from graph_agent.datasets import network
+
+    def plan() -> list[tuple[str, str | None, tuple[str, str]]]:
+        machines = network._machines(random.Random(network.SEED), network._software())
+        return [(m.name, m.app, m.os) for m in machines]
+
+    assert plan() == plan()
 
 
 @pytest.mark.parametrize("name", sorted(EXPECTED))
@@ -207,8 +228,75 @@ def test_healthcare_values_are_typed(loaded: dict[str, tuple[GraphDB, DatasetSta
     assert rows == [[2]]
 
 
+def test_network_has_the_upstream_model(loaded: dict[str, tuple[GraphDB, DatasetStats]]) -> None:
+    db, _ = loaded["network"]
+
+    def rows(cypher: str) -> list[list[Any]]:
+        return db.run_read(cypher, max_rows=1000).rows
+
+    labels = rows("MATCH (n) RETURN DISTINCT labels(n)")
+    assert {label for row in labels for label in row[0]} == {
+        *("DataCenter", "Router", "Egress", "Interface", "Network", "Zone", "Rack", "Switch"),
+        *("Machine", "Type", "Software", "OS", "Service", "Application", "Version"),
+        *("Process", "Port"),
+    }
+    # The hardware: 4 zones of 10 racks, each with its switch; the egress router reaches them.
+    assert rows(
+        "MATCH (:DataCenter {name: 'DC1'})-[:CONTAINS]->(r:Rack)-[:HOLDS]->(:Switch)"
+        "-[:ROUTES]->(i:Interface)<-[:ROUTES]-(z:Zone) WHERE r.zone = z.zone "
+        "RETURN count(DISTINCT r), count(DISTINCT z)"
+    ) == [[40, 4]]
+    assert rows(
+        "MATCH (:Router:Egress)-[:ROUTES]->(:Interface)-[:CONNECTS]->(z:Network:Zone) "
+        "RETURN count(z)"
+    ) == [[4]]
+    # Machine types as upstream computes them; a machine connects through its rack's switch.
+    assert rows("MATCH (t:Type) RETURN t.name, t.cpu, t.ram, t.disk ORDER BY t.id") == [
+        ["xs-1/1/1", 1, 1, 1],
+        ["s-2/4/5", 2, 4, 5],
+        ["m-4/16/25", 4, 16, 25],
+        ["l-8/64/125", 8, 64, 125],
+        ["xl-16/256/625", 16, 256, 625],
+        ["xxl-32/1024/3125", 32, 1024, 3125],
+    ]
+    assert rows(
+        "MATCH (:Rack {name: 'DC1-RCK-2-5'})-[:HOLDS]->(m:Machine {name: 'DC1-RCK-2-5-M-150'})"
+        "-[:ROUTES]->(i:Interface)-[:CONNECTS]->(s:Interface)<-[:ROUTES]-(:Switch) "
+        "RETURN i.ip, s.ip"
+    ) == [["10.2.5.150", "10.2.5.254"]]
+    # Software: versions newest to oldest, a dependency on a version points at the Version.
+    assert rows(
+        "MATCH (:OS {name: 'Ubuntu'})-[:VERSION]->(v:Version)-[:PREVIOUS]->(o:Version) "
+        "RETURN v.name, o.name ORDER BY v.name"
+    ) == [["16.04", "14.04"], ["16.10", "16.04"], ["17.04", "16.10"]]
+    assert rows(
+        "MATCH (:Software:Application {name: 'webserver'})-[:DEPENDS_ON]->(v:Version)"
+        "<-[:VERSION]-(s:Software) RETURN s.name, v.name"
+    ) == [["postgres", "9.4"]]
+    # Processes: an OS, an application and its dependencies, listening on the machine's ports.
+    assert rows(
+        "MATCH (:Machine {name: 'DC1-RCK-1-1-M-1'})-[:RUNS]->(p:Process) "
+        "OPTIONAL MATCH (p)-[:LISTENS]->(port:Port) "
+        "RETURN p.name, labels(p), count(port) ORDER BY p.name"
+    ) == [
+        ["7.2", ["OS", "Process"], 0],
+        ["cms", ["Application", "Process"], 1],
+        ["couchbase", ["Service", "Process"], 11],
+        ["php", ["Service", "Process"], 0],
+        ["webserver", ["Service", "Process"], 2],
+    ]
+    assert rows(
+        "MATCH (m:Machine {name: 'DC1-RCK-1-1-M-1'})-[:ROUTES]->(:Interface)-[:EXPOSES]->(p:Port)"
+        "<-[:LISTENS]-(:Process)<-[:RUNS]-(m) RETURN count(p)"
+    ) == [[14]]
+    assert rows(
+        "MATCH (:Application:Process)-[:DEPENDS_ON]->(p:Service:Process)-[:INSTANCE]->(:Version) "
+        "RETURN DISTINCT p.name ORDER BY p.name"
+    ) == [["3.1"], ["5.2"], ["8"], ["9.4"]]
+
+
 def test_unknown_dataset_names_the_known_ones() -> None:
-    with pytest.raises(ValueError, match="airports, healthcare, northwind"):
+    with pytest.raises(ValueError, match="airports, healthcare, network, northwind"):
         get_dataset("movies")
 
 

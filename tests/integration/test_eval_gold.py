@@ -29,6 +29,11 @@ ANSWERABLE = [item for item in ITEMS if item.gold_cypher]
 DATASET_ITEMS = {name: load_items(EVALS / f"{name}.yaml") for name in DATASETS}
 WRITTEN_BLIND = ("healthcare",)
 """Sets written before any bot ran on their graph: every item is in the test split."""
+TUNED_ON = ("network",)
+"""Sets of questions the repair rules were tuned on before they were sets (docs/eval.md): all
+dev, and exactly the questions asked then, so the coverage asked of the other sets (40 items,
+no-data, nulls, synonyms…) cannot apply; test_a_set_tuned_on_holds_the_questions_asked checks
+them instead."""
 DATASET_ANSWERABLE = [
     (name, item) for name, items in DATASET_ITEMS.items() for item in items if item.gold_cypher
 ]
@@ -91,7 +96,7 @@ def test_dataset_gold_query_returns_rows(
     assert not result.truncated
 
 
-@pytest.mark.parametrize("name", sorted(DATASET_ITEMS))
+@pytest.mark.parametrize("name", sorted(set(DATASET_ITEMS) - set(TUNED_ON)))
 def test_each_dataset_set_covers_what_the_issue_asks_for(name: str) -> None:
     items = DATASET_ITEMS[name]
     assert len(items) >= 40
@@ -110,6 +115,24 @@ def test_each_dataset_set_covers_what_the_issue_asks_for(name: str) -> None:
 def test_a_set_written_blind_is_all_test(name: str) -> None:
     items = DATASET_ITEMS[name]
     assert [item.id for item in items if item.split != "test"] == []
+
+
+def test_a_set_tuned_on_holds_the_questions_asked() -> None:
+    # docs/eval.md's network-graph trial: twenty questions in two tables, an off-topic question
+    # and a delete request, and a thread follow-up in the playground.
+    items = DATASET_ITEMS["network"]
+    assert [item.id for item in items if item.split != "dev"] == []
+    trial = (EVALS.parent / "docs" / "eval.md").read_text(encoding="utf-8")
+    assert [item.id for item in items if item.question not in trial] == []
+    assert len([item for item in items if item.gold_cypher and not item.follow_up_of]) == 20
+    refusals = [item for item in items if item.expected == "refusal"]
+    assert len(refusals) == 2 and all(item.gold_cypher is None for item in refusals)
+    assert any("delete" in item.question.lower() for item in refusals)
+    assert sum(item.follow_up_of is not None for item in items) == 1
+    tags = Counter(tag for item in items for tag in item.tags)
+    for tag in ("lookup", "filter", "multi-hop", "aggregation", "ordering"):
+        assert tags[tag] >= 2, tag
+    assert tags["negation"] >= 1 and tags["follow-up"] == 1 and tags["out-of-scope"] == 2
 
 
 def _declined_before_the_model(db: GraphDB, question: str) -> bool:
