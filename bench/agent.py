@@ -15,12 +15,6 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from bot.playground.rig.scripted_llm import (
-    ScriptedChatModel,
-    cypher_reply,
-    evaluation_reply,
-    guard_reply,
-)
 from graph_agent import prompts
 from graph_agent.agent import Agent
 from graph_agent.config import AgentConfig
@@ -31,6 +25,12 @@ from graph_agent.graphdb.schema import schema_text
 from graph_agent.llm import LLMs
 from graph_agent.pruning import relevant_labels
 from memory.types import Turn
+from rig.scripted_llm import (
+    ScriptedChatModel,
+    cypher_reply,
+    evaluation_reply,
+    guard_reply,
+)
 
 TEAM_SIZES = (
     "MATCH (p:Person)-[:MEMBER_OF]->(t:Team) "

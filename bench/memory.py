@@ -280,7 +280,7 @@ def _backend(name: str, tmp: Path) -> Iterator[Locate | None]:
     if name == "sqlite":
         yield lambda label: str(tmp / f"{label}.sqlite3")
         return
-    from bot.playground.rig.postgres import running_cluster, unavailable_reason
+    from rig.postgres import running_cluster, unavailable_reason
 
     reason = unavailable_reason()
     if reason:
@@ -329,7 +329,7 @@ def _instances(tmp: Path, quick: bool) -> dict[str, Any]:
     so one process is bound by its workers and the LLM, as in production; the emulator
     spreads the questions over the processes like a load balancer.
     """
-    from bot.playground.rig.postgres import running_cluster
+    from rig.postgres import running_cluster
 
     questions = 48 if quick else 160
     workers = 4
@@ -351,10 +351,10 @@ def _instances(tmp: Path, quick: bool) -> dict[str, Any]:
 def _answers_per_s(url: str, tmp: Path, count: int, questions: int, workers: int) -> float:
     from bot.playground.emulator import SlackEmulator
     from bot.playground.emulator_limits import RateLimits
-    from bot.playground.rig.instance import instance_process
     from graph_agent.demo import load_demo
     from graph_agent.graphdb import connect
     from graph_agent.graphdb.embedded import embedded_server
+    from rig.instance import instance_process
 
     user = "U0ALICE"
     query = (

@@ -42,8 +42,6 @@ def child(args: argparse.Namespace) -> None:
     """The app process: serve Slack events until stdin closes."""
     from pydantic import SecretStr
 
-    from bot.playground.rig.scripted_llm import ScriptedChatModel
-    from bot.playground.rig.slack import graph_responder
     from bot.settings import Settings
     from bot.slack.app import create_bot
     from bot.slack.http_server import SlackHTTPServer
@@ -51,6 +49,8 @@ def child(args: argparse.Namespace) -> None:
     from graph_agent.graphdb import connect
     from graph_agent.llm import LLMs
     from memory import open_memory
+    from rig.scripted_llm import ScriptedChatModel
+    from rig.slack import graph_responder
 
     data_dir = Path(args.data_dir)
     settings = Settings(

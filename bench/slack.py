@@ -18,13 +18,13 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from bot.playground.rig.scripted_llm import ScriptedChatModel
-from bot.playground.rig.slack import CHANNEL, SlackRig, graph_responder, rig_settings, slack_rig
 from bot.settings import Settings
 from bot.wiring import build_agent
 from graph_agent.graphdb import GraphDB, connect
 from graph_agent.llm import LLMs
 from memory import open_memory
+from rig.scripted_llm import ScriptedChatModel
+from rig.slack import CHANNEL, SlackRig, graph_responder, rig_settings, slack_rig
 
 TEAM_SIZES = (
     "MATCH (p:Person)-[:MEMBER_OF]->(t:Team) "

@@ -16,7 +16,7 @@ from graph_agent.context import Context
 from graph_agent.errors import FAILURE_TEXT
 from graph_agent.flow import Flow, compiled
 from graph_agent.graphdb.errors import GraphError
-from graph_agent.graphdb.protocol import GraphDB, GraphSchema
+from graph_agent.graphdb.protocol import GraphReader, GraphSchema
 from graph_agent.graphdb.schema import schema_fingerprint
 from graph_agent.llm import LLMs
 from graph_agent.loop import on_agent_loop, run_on_agent_loop
@@ -34,7 +34,7 @@ class Agent:
 
     def __init__(
         self,
-        db: GraphDB,
+        db: GraphReader,
         llms: LLMs | None,
         examples: ExampleStore,
         config: AgentConfig | None = None,

@@ -7,7 +7,7 @@ import time
 from dataclasses import dataclass, field
 
 from graph_agent.config import AgentConfig
-from graph_agent.graphdb.protocol import GraphDB, GraphSchema
+from graph_agent.graphdb.protocol import GraphReader, GraphSchema
 from graph_agent.llm import LLMs
 from graph_agent.result import ProgressCallback, ProgressEvent
 from guardrails.cypher_policy import CypherPolicy
@@ -20,7 +20,7 @@ logger = logging.getLogger(__name__)
 class Context:
     """Run-scoped dependencies: the database, the models, the stores, the limits."""
 
-    db: GraphDB
+    db: GraphReader
     """The graph to read."""
     llms: LLMs | None
     """Chat models, or None when no LLM is configured (only verified reuse can answer)."""

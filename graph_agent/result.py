@@ -5,6 +5,7 @@ from __future__ import annotations
 import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
+from enum import StrEnum
 from typing import Any, NamedTuple
 
 from graph_agent.errors import FAILURE_TEXT, ErrorKind
@@ -28,6 +29,40 @@ ProgressCallback = Callable[[ProgressEvent], None]
 at once (hand any I/O to another thread)."""
 
 
+class Stage(StrEnum):
+    """Where an attempt ended: a failure's stage tells the correct step and the router what
+    went wrong (and the repair rules which correction this question already had)."""
+
+    EXTRACT = "extract"
+    """The reply held no statement."""
+    CUT_OFF = "cut_off"
+    """The reply stopped at the token cap."""
+    COMMENT = "comment"
+    """The statement had comments (refused)."""
+    POLICY = "policy"
+    """Refused by the read-only policy or the channel's restrictions."""
+    SCHEMA = "schema"
+    """Names or directions the schema lacks."""
+    RESOURCE = "resource"
+    """Ran out of memory, or repeats a read that did."""
+    VALIDATE = "validate"
+    """EXPLAIN (or a check before it) rejected it."""
+    EXECUTE = "execute"
+    """The engine failed while running it."""
+    TIMEOUT = "timeout"
+    """Ran longer than QUERY_TIMEOUT_S."""
+    MISSED_VALUE = "missed_value"
+    """No rows, and the filter was not how the graph stores the value."""
+    VALUE_NEXT_DOOR = "value_next_door"
+    """No rows, and the value belongs to the node next door."""
+    COUNTED_LABEL = "counted_label"
+    """Rows that never match what the question counts."""
+    EVALUATE = "evaluate"
+    """The evaluator said the rows do not answer the question."""
+    OK = "ok"
+    """Answered."""
+
+
 @dataclass(frozen=True)
 class Attempt:
     """One Cypher statement tried, and what became of it."""
@@ -35,8 +70,8 @@ class Attempt:
     cypher: str
     error: str | None = None
     """Validation/engine error, or the evaluator's feedback, when the attempt failed."""
-    stage: str = ""
-    """Where it ended: policy, validate, schema, execute, evaluate, ok."""
+    stage: Stage = Stage.OK
+    """Where it ended (see `Stage`)."""
     rows: int | None = None
 
 

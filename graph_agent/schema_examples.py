@@ -14,7 +14,13 @@ from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from graph_agent.graphdb.errors import GraphError
-from graph_agent.graphdb.protocol import GraphDB, GraphSchema, LabelInfo, PropertyInfo, RelPattern
+from graph_agent.graphdb.protocol import (
+    GraphReader,
+    GraphSchema,
+    LabelInfo,
+    PropertyInfo,
+    RelPattern,
+)
 from graph_agent.graphdb.schema import display_property, quote_name
 from graph_agent.pruning import name_words, question_words
 from graph_agent.words import article, plural
@@ -363,7 +369,7 @@ def _variables(labels: Sequence[LabelInfo]) -> dict[str, str]:
 
 class _Generator:
     def __init__(
-        self, db: GraphDB, schema: GraphSchema, *, cap: int, timeout_s: float, deadline: float
+        self, db: GraphReader, schema: GraphSchema, *, cap: int, timeout_s: float, deadline: float
     ) -> None:
         self.db = db
         self.schema = schema
@@ -841,7 +847,7 @@ class _Generator:
 
 
 def generate_schema_examples(
-    db: GraphDB,
+    db: GraphReader,
     schema: GraphSchema,
     *,
     cap_per_shape: int = DEFAULT_CAP,

@@ -14,7 +14,7 @@ from graph_agent import nodes
 from graph_agent.answer_offline import plain_answer
 from graph_agent.context import Context
 from graph_agent.graphdb.errors import GraphConnectionError, GraphError
-from graph_agent.result import Attempt
+from graph_agent.result import Attempt, Stage
 from graph_agent.state import AgentState
 from graph_agent.statement import with_limit
 from guardrails.cypher_policy import check_cypher
@@ -38,7 +38,7 @@ async def run_once(state: AgentState, runtime: Runtime[Context]) -> dict[str, An
     verdict = check_cypher(cypher, ctx.policy) if cypher.strip() else None
     if verdict is None or not verdict.allowed:
         error = "no Cypher in the reply" if verdict is None else f"policy: {verdict.reason}"
-        return _failed(cypher, error, "policy" if verdict else "extract")
+        return _failed(cypher, error, Stage.POLICY if verdict else Stage.EXTRACT)
     cypher = with_limit(cypher, ctx.config.max_rows)
     timeout = min(ctx.config.query_timeout_s, max(ctx.remaining_s(), 0.1))
     try:
@@ -48,7 +48,7 @@ async def run_once(state: AgentState, runtime: Runtime[Context]) -> dict[str, An
     except GraphConnectionError as exc:
         return {"fatal": True, "error_kind": "graph_down", "last_error": str(exc)}
     except GraphError as exc:
-        return _failed(cypher, str(exc), "execute")
+        return _failed(cypher, str(exc), Stage.EXECUTE)
     rows = [list(row) for row in result.rows]
     return {
         "cypher": cypher,
@@ -57,11 +57,11 @@ async def run_once(state: AgentState, runtime: Runtime[Context]) -> dict[str, An
         "truncated": result.truncated,
         "outcome": "answered" if rows else "no_data",
         "answer": plain_answer(result.columns, rows, truncated=result.truncated),
-        "attempts": [Attempt(cypher=cypher, stage="ok", rows=len(rows))],
+        "attempts": [Attempt(cypher=cypher, stage=Stage.OK, rows=len(rows))],
     }
 
 
-def _failed(cypher: str, error: str, stage: str) -> dict[str, Any]:
+def _failed(cypher: str, error: str, stage: Stage) -> dict[str, Any]:
     return {
         "cypher": cypher,
         "outcome": "failed",

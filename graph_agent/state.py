@@ -7,7 +7,7 @@ from typing import Annotated, Any, NamedTuple, NotRequired, TypedDict
 
 from graph_agent.errors import ErrorKind
 from graph_agent.llm import LLMCall
-from graph_agent.result import Attempt, Firing
+from graph_agent.result import Attempt, Firing, Stage
 from guardrails.topic import Scope
 from memory.types import Outcome, Turn
 
@@ -76,8 +76,8 @@ class AgentState(TypedDict):
     """The latest run had more rows than max_rows."""
     last_error: NotRequired[str | None]
     """What went wrong with the latest attempt (fed to the correct step)."""
-    last_stage: NotRequired[str]
-    """Where the latest attempt stopped: policy, schema, validate, execute, evaluate, ok."""
+    last_stage: NotRequired[Stage]
+    """Where the latest attempt stopped (see `Stage`)."""
     attempts: NotRequired[Annotated[list[Attempt], operator.add]]
     """Every finished attempt, in order."""
     attempt_count: int

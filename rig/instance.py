@@ -1,6 +1,6 @@
 """One bot instance in its own process, for tests and benches of several instances.
 
-`python -m bot.playground.rig.instance --memory-url … --api-url … …` runs the real Slack app in
+`python -m rig.instance --memory-url … --api-url … …` runs the real Slack app in
 HTTP mode (real Bolt app, real HTTP server, the memory at `--memory-url`, the graph on the
 embedded server under `--graph-dir`) with a scripted LLM that answers every question with
 `--cypher`. It prints its events URL, then serves until its stdin closes. Questions that
@@ -21,7 +21,7 @@ from pathlib import Path
 
 from langchain_core.messages import BaseMessage
 
-ROOT = Path(__file__).resolve().parents[3]
+ROOT = Path(__file__).resolve().parents[1]
 
 
 def main(argv: list[str] | None = None) -> None:
@@ -40,8 +40,6 @@ def main(argv: list[str] | None = None) -> None:
 
     from pydantic import SecretStr
 
-    from bot.playground.rig.scripted_llm import ScriptedChatModel
-    from bot.playground.rig.slack import graph_responder, prompt_kind, prompt_question
     from bot.settings import Settings
     from bot.slack.app import create_bot
     from bot.slack.http_server import SlackHTTPServer
@@ -49,6 +47,8 @@ def main(argv: list[str] | None = None) -> None:
     from graph_agent.graphdb import connect
     from graph_agent.llm import LLMs
     from memory import open_memory
+    from rig.scripted_llm import ScriptedChatModel
+    from rig.slack import graph_responder, prompt_kind, prompt_question
 
     settings = Settings(
         _env_file=None,  # type: ignore[call-arg]
@@ -90,7 +90,7 @@ def main(argv: list[str] | None = None) -> None:
 def instance_process(*args: str) -> Iterator[tuple[str, subprocess.Popen[str]]]:
     """Start an instance with these arguments; yield (events URL, process); stop it after."""
     proc = subprocess.Popen(
-        [sys.executable, "-m", "bot.playground.rig.instance", *args],
+        [sys.executable, "-m", "rig.instance", *args],
         stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True, cwd=ROOT,
         env={**os.environ, "PYTHONHASHSEED": "0"},
     )  # fmt: skip

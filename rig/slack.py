@@ -16,19 +16,19 @@ from pydantic import SecretStr
 
 from bot.playground.emulator import SlackEmulator
 from bot.playground.emulator_limits import RateLimits
-from bot.playground.rig.scripted_llm import cypher_reply, evaluation_reply, guard_reply
 from bot.settings import Settings
 from bot.slack.answering import AgentPort
 from bot.slack.app import SlackBot, create_bot
 from bot.slack.http_server import SlackHTTPServer
 from memory import Memory, open_memory
+from rig.scripted_llm import cypher_reply, evaluation_reply, guard_reply
 
 CHANNEL = "C0GENERAL"
 ALICE = "U0ALICE"
 BOB = "U0BOB"
 OTHER_BOT_USER = "U0OTHERBOT"
 OTHER_BOT_ID = "B0OTHERBOT"
-MANIFEST = Path(__file__).resolve().parents[3] / "manifest.yml"
+MANIFEST = Path(__file__).resolve().parents[1] / "manifest.yml"
 
 
 def manifest_scopes() -> list[str]:

@@ -9,9 +9,9 @@ from pathlib import Path
 
 import pytest
 
-from bot.playground.rig.postgres import Server, running_cluster
-from bot.playground.rig.postgres import unavailable_reason as pg_unavailable
 from graph_agent.graphdb import GraphDB, connect
+from rig.postgres import Server, running_cluster
+from rig.postgres import unavailable_reason as pg_unavailable
 
 DEMO_GRAPH = "demo"
 

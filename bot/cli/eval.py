@@ -10,7 +10,6 @@ import tempfile
 from collections.abc import Iterator
 from contextlib import ExitStack, contextmanager
 from enum import StrEnum
-from importlib import resources
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any
 
@@ -139,8 +138,11 @@ def prepare_examples(
             return None
         return verdict.error or "not a read-only query"
 
-    seeds = Path(str(resources.files("graph_agent.demo").joinpath("seed_examples.yaml")))
-    report = memory.examples.import_file(seeds, validate, schema_fingerprint=fingerprint)
+    from graph_agent.demo import seed_examples_path
+
+    report = memory.examples.import_file(
+        seed_examples_path(), validate, schema_fingerprint=fingerprint
+    )
     for invalid in report.invalid:
         logger.warning("seed example %d not imported: %s", invalid.index, invalid.error)
     return f"{len(report.imported)} demo seed examples"

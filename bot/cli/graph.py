@@ -105,7 +105,7 @@ def demo_data(
         str,
         typer.Option(
             help="demo (generated; --scale/--seed apply), or a public graph: northwind, "
-            "airports, healthcare."
+            "airports, healthcare, network."
         ),
     ] = "demo",
 ) -> None:
@@ -152,7 +152,7 @@ def _seed_examples(ctx: typer.Context, db: GraphDB) -> None:
     """The demo's verified questions, taught to the memory (once): they are answered without
     an LLM, like in the playground."""
     from bot.cli.runtime import settings
-    from bot.playground.playground import seed_examples_path
+    from graph_agent.demo import seed_examples_path
     from memory import open_memory
 
     def validate(cypher: str) -> str | None:

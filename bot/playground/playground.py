@@ -6,8 +6,6 @@ import logging
 import secrets
 from contextlib import ExitStack
 from dataclasses import dataclass, field
-from importlib import resources
-from pathlib import Path
 from typing import Final
 
 from pydantic import SecretStr
@@ -71,10 +69,6 @@ class Playground:
         self.close()
 
 
-def seed_examples_path() -> Path:
-    return Path(str(resources.files("graph_agent.demo").joinpath("seed_examples.yaml")))
-
-
 def ensure_demo(db: GraphDB) -> bool:
     """Load the demo graph into an empty database; True when it did."""
     from graph_agent.demo import load_demo
@@ -100,6 +94,8 @@ def ensure_seed_examples(memory: Memory, db: GraphDB, fingerprint: str | None) -
         if verdict.ok and verdict.read_only is not False:
             return None
         return verdict.error or "not a read-only query"
+
+    from graph_agent.demo import seed_examples_path
 
     report = memory.examples.import_file(
         seed_examples_path(), validate, schema_fingerprint=fingerprint

@@ -6,6 +6,8 @@ import logging
 import time
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
+from importlib import resources
+from pathlib import Path
 from typing import Any
 
 from graph_agent.demo.generator import LABELS, DemoGenerator, DemoSizes
@@ -158,4 +160,9 @@ def load_demo(
     return DemoStats(nodes=nodes, relationships=rels, seconds=seconds, scale=scale, seed=seed)
 
 
-__all__ = ["DemoStats", "is_loaded", "load_demo"]
+def seed_examples_path() -> Path:
+    """The demo graph's verified example questions (`seed_examples.yaml`)."""
+    return Path(str(resources.files("graph_agent.demo").joinpath("seed_examples.yaml")))
+
+
+__all__ = ["DemoStats", "is_loaded", "load_demo", "seed_examples_path"]

@@ -15,7 +15,7 @@ from graph_agent.agent import Agent
 from graph_agent.evaluation.items import EvalItem, chains
 from graph_agent.evaluation.scoring import refused, score_answer
 from graph_agent.graphdb.errors import GraphError
-from graph_agent.result import AgentResult, Firing
+from graph_agent.result import AgentResult, Firing, Stage
 from memory.types import Turn
 
 logger = logging.getLogger(__name__)
@@ -209,7 +209,9 @@ def _firing(firing: Firing, result: AgentResult) -> dict[str, Any]:
     """A rule that fired, for the record; a rewrite says whether its attempt answered."""
     record: dict[str, Any] = {"rule": firing.rule, "kind": firing.kind, "attempt": firing.attempt}
     if firing.kind == "rewrite":
-        final = len(result.attempts) if result.attempts and result.attempts[-1].stage == "ok" else 0
+        final = (
+            len(result.attempts) if result.attempts and result.attempts[-1].stage == Stage.OK else 0
+        )
         record["answered"] = result.outcome in ("answered", "no_data") and firing.attempt == final
     return record
 

@@ -16,6 +16,7 @@ from graph_agent.graphdb.errors import (
 )
 from graph_agent.graphdb.protocol import (
     GraphDB,
+    GraphReader,
     GraphSchema,
     LabelInfo,
     PropertyInfo,
@@ -72,6 +73,7 @@ __all__ = [
     "GraphConnectionError",
     "GraphDB",
     "GraphError",
+    "GraphReader",
     "GraphSchema",
     "GraphTarget",
     "GraphURLError",

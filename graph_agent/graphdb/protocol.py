@@ -84,8 +84,9 @@ class ValueMatch:
 
 
 @runtime_checkable
-class GraphDB(Protocol):
-    """A graph database the agent can read (and the demo loader can write)."""
+class GraphReader(Protocol):
+    """What the agent sees of a graph database: reads only. The agent's context, its probes
+    and its tools are typed with this, so no agent code can even name a write."""
 
     url: str
     """Where the engine lives, safe to show (no password)."""
@@ -111,16 +112,6 @@ class GraphDB(Protocol):
         max_rows: int = 100,
     ) -> QueryResult: ...
 
-    def run_write(self, cypher: str, params: Mapping[str, Any] | None = None) -> None:
-        """Loaders and tests only; the agent never calls this."""
-        ...
-
-    def write_batches(
-        self, cypher: str, batches: Iterable[list[dict[str, Any]]], *, param: str = "rows"
-    ) -> int:
-        """Run `cypher` once per batch with `$rows`; return the number of rows written."""
-        ...
-
     def lookup_values(self, text: str, limit: int = 5) -> list[ValueMatch]: ...
 
     def counts(self) -> tuple[int, int]:
@@ -129,6 +120,21 @@ class GraphDB(Protocol):
 
     def ping(self) -> str:
         """Check the engine answers; return its version string."""
+        ...
+
+
+@runtime_checkable
+class GraphDB(GraphReader, Protocol):
+    """A graph database the bot opens: the reads, plus writes for loaders and tests."""
+
+    def run_write(self, cypher: str, params: Mapping[str, Any] | None = None) -> None:
+        """Loaders and tests only; the agent never calls this."""
+        ...
+
+    def write_batches(
+        self, cypher: str, batches: Iterable[list[dict[str, Any]]], *, param: str = "rows"
+    ) -> int:
+        """Run `cypher` once per batch with `$rows`; return the number of rows written."""
         ...
 
     def close(self) -> None: ...

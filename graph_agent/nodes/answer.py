@@ -17,7 +17,7 @@ from graph_agent.grounding import (
 from graph_agent.llm import LLMCall
 from graph_agent.nodes.common import Update, attempt_failed, llm_timeout, step
 from graph_agent.repair import Case, Runner, Trigger
-from graph_agent.result import Attempt
+from graph_agent.result import Attempt, Stage
 from graph_agent.state import AgentState, UnconfirmedRows
 from graph_agent.structured import Evaluation, ask_structured
 from guardrails.topic import parse_json_object
@@ -69,7 +69,7 @@ async def evaluate(state: AgentState, runtime: Runtime[Context]) -> Update:
         )
     if not verdict.answers_question:
         feedback = verdict.feedback.strip() or "The rows do not answer the question."
-        update: Update = {"llm_calls": calls} | attempt_failed(cypher, feedback, "evaluate")
+        update: Update = {"llm_calls": calls} | attempt_failed(cypher, feedback, Stage.EVALUATE)
         if rows and not state.get("unconfirmed_rows"):
             # Kept in case no later attempt does better: a small evaluator often doubts right
             # rows, and the rows with a caveat beat "I couldn't answer".
@@ -86,8 +86,8 @@ async def evaluate(state: AgentState, runtime: Runtime[Context]) -> Update:
         "ungrounded": ungrounded,
         "outcome": "answered" if rows else "no_data",
         "self_healed": self_healed,
-        "attempts": [Attempt(cypher=cypher, stage="ok", rows=len(rows))],
-        "last_stage": "ok",
+        "attempts": [Attempt(cypher=cypher, stage=Stage.OK, rows=len(rows))],
+        "last_stage": Stage.OK,
     }
 
 

@@ -13,7 +13,7 @@ from langgraph.runtime import Runtime
 
 from graph_agent.context import Context
 from graph_agent.errors import LLMError, LLMTimeoutError
-from graph_agent.result import Attempt
+from graph_agent.result import Attempt, Stage
 from graph_agent.state import AgentState
 from guardrails.extract import extract_cypher
 
@@ -62,7 +62,7 @@ def llm_timeout(ctx: Context) -> float:
     return max(ctx.remaining_s(), 0.001)
 
 
-def attempt_failed(cypher: str, error: str, stage: str) -> Update:
+def attempt_failed(cypher: str, error: str, stage: Stage) -> Update:
     return {
         "cypher": cypher,
         "last_error": error,
@@ -78,7 +78,7 @@ def cut_off(reply: str) -> Update:
         extract_cypher(reply),
         "Your reply was cut off at the length limit before the statement was complete. "
         "Reply with only the statement in a ```cypher block, shorter: no explanation.",
-        "cut_off",
+        Stage.CUT_OFF,
     )
 
 

@@ -20,6 +20,7 @@ from graph_agent.graphdb.errors import (
 from graph_agent.nodes.common import Update, attempt_failed, step
 from graph_agent.repair import Case, Runner, Trigger
 from graph_agent.repair.validate_rules import COSTLY_READ_HINT
+from graph_agent.result import Stage
 from graph_agent.state import AgentState
 from graph_agent.statement import (
     with_limit,
@@ -39,7 +40,9 @@ async def execute(state: AgentState, runtime: Runtime[Context]) -> Update:
     capped = with_limit(state["cypher"], ctx.config.max_rows)
     judged = check_cypher(capped, ctx.policy)
     if not judged.allowed:
-        return attempt_failed(capped, f"Refused by the read-only policy: {judged.reason}", "policy")
+        return attempt_failed(
+            capped, f"Refused by the read-only policy: {judged.reason}", Stage.POLICY
+        )
     cypher = judged.canonical or capped
     timeout = min(ctx.config.query_timeout_s, max(ctx.remaining_s(), 0.1))
     try:
@@ -55,18 +58,20 @@ async def execute(state: AgentState, runtime: Runtime[Context]) -> Update:
         return attempt_failed(
             cypher,
             f"The query ran longer than {timeout:.0f} s. {COSTLY_READ_HINT}",
-            "timeout",
+            Stage.TIMEOUT,
         )
     except ResourceLimitError as exc:
-        return attempt_failed(cypher, f"{exc} {COSTLY_READ_HINT}", "resource")
+        return attempt_failed(cypher, f"{exc} {COSTLY_READ_HINT}", Stage.RESOURCE)
     except CypherSyntaxError as exc:
-        return attempt_failed(cypher, f"The engine rejected it: {exc.engine_message}", "execute")
+        return attempt_failed(
+            cypher, f"The engine rejected it: {exc.engine_message}", Stage.EXECUTE
+        )
     except NotReadOnlyError as exc:
-        return attempt_failed(cypher, f"Refused as not read-only: {exc}", "policy")
+        return attempt_failed(cypher, f"Refused as not read-only: {exc}", Stage.POLICY)
     except GraphConnectionError as exc:
         return {"fatal": True, "error_kind": "graph_down", "last_error": str(exc)}
     except GraphError as exc:
-        return attempt_failed(cypher, f"The engine failed: {exc}", "execute")
+        return attempt_failed(cypher, f"The engine failed: {exc}", Stage.EXECUTE)
     # Before any model, person, memory or trace sees the rows: the channel's hidden names go,
     # whatever statement produced them.
     visible = redact_rows(result.columns, result.rows, ctx.policy)
@@ -85,7 +90,7 @@ async def execute(state: AgentState, runtime: Runtime[Context]) -> Update:
     if fix is None and visible.rows:
         fix = await rules.first(Trigger.ROWS)
     if fix is not None:
-        failed = attempt_failed(cypher, fix.note or fix.detail, fix.stage or "execute")
+        failed = attempt_failed(cypher, fix.note or fix.detail, fix.stage or Stage.EXECUTE)
         return failed | dict(fix.update) | rules.trace()
     return {
         "cypher": cypher,
@@ -93,7 +98,7 @@ async def execute(state: AgentState, runtime: Runtime[Context]) -> Update:
         "rows": visible.rows,
         "truncated": result.truncated,
         "last_error": None,
-        "last_stage": "execute",
+        "last_stage": Stage.EXECUTE,
     }
 
 

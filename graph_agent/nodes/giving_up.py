@@ -10,6 +10,7 @@ from graph_agent.answer_offline import plain_answer
 from graph_agent.context import Context
 from graph_agent.errors import FAILURE_TEXT, LLMNotConfiguredError
 from graph_agent.nodes.common import Update, step
+from graph_agent.result import Stage
 from graph_agent.state import AgentState, UnconfirmedRows
 from guardrails.cypher_policy import RESTRICTION_CATEGORIES, check_cypher
 
@@ -19,7 +20,7 @@ logger = logging.getLogger(__name__)
 def _tried_to_write(state: AgentState) -> bool:
     """A statement of this run was refused by the read-only policy: something (the question,
     the data the model read) pushes towards a write, and the refusal is the answer."""
-    return any(a.stage == "policy" for a in state.get("attempts", []))
+    return any(a.stage == Stage.POLICY for a in state.get("attempts", []))
 
 
 def _unconfirmed(kept: UnconfirmedRows) -> Update:
@@ -54,18 +55,18 @@ def _no_such_data(state: AgentState, ctx: Context) -> Update:
 
 def _refused_for_this_channel(state: AgentState, ctx: Context) -> bool:
     """The last statement was refused for the channel's restrictions (not as a write)."""
-    if state.get("last_stage") != "policy" or ctx.policy is None:
+    if state.get("last_stage") != Stage.POLICY or ctx.policy is None:
         return False
     verdict = check_cypher(state.get("cypher") or "", ctx.policy)
     return verdict.category in RESTRICTION_CATEGORIES
 
 
 GIVE_UP_TEXT = {
-    "schema": "I couldn't match it to what the graph holds.",
-    "validate": "The database couldn't run the queries I wrote for it.",
-    "execute": "The database couldn't run the queries I wrote for it.",
-    "evaluate": "The results I got didn't answer it.",
-    "extract": "I didn't manage to write a query for it.",
+    Stage.SCHEMA: "I couldn't match it to what the graph holds.",
+    Stage.VALIDATE: "The database couldn't run the queries I wrote for it.",
+    Stage.EXECUTE: "The database couldn't run the queries I wrote for it.",
+    Stage.EVALUATE: "The results I got didn't answer it.",
+    Stage.EXTRACT: "I didn't manage to write a query for it.",
 }
 """What the last failed attempt means, in words for the person (never the engine's text)."""
 GIVE_UP_DEFAULT = "None of the queries I wrote gave an answer."
@@ -78,14 +79,14 @@ async def give_up(state: AgentState, runtime: Runtime[Context]) -> Update:
     if (
         state.get("missing_data")
         and kind in (None, "attempts_exhausted")
-        and state.get("last_stage") == "schema"
+        and state.get("last_stage") == Stage.SCHEMA
     ):
         return _no_such_data(state, runtime.context)
     kept = state.get("unconfirmed_rows")
     if kind is None and kept is not None and not _tried_to_write(state):
         return _unconfirmed(kept)
     if kind is None:
-        costly = state.get("last_stage") in ("timeout", "resource")
+        costly = state.get("last_stage") in (Stage.TIMEOUT, Stage.RESOURCE)
         kind = "query_timeout" if costly else "attempts_exhausted"
     if kind == "llm_not_configured":
         answer = str(LLMNotConfiguredError())
@@ -94,7 +95,7 @@ async def give_up(state: AgentState, runtime: Runtime[Context]) -> Update:
             "Part of what this needs is not available in this channel, so I didn't look it up. "
             "Ask for specific details by name (names, counts), or ask where that data is shared."
         )
-    elif kind == "attempts_exhausted" and state.get("last_stage") == "policy":
+    elif kind == "attempts_exhausted" and state.get("last_stage") == Stage.POLICY:
         answer = (
             "I can only read the graph, never change it, and the queries I came up with for "
             "this would have changed it, so I refused them. If you meant to look something "
@@ -102,7 +103,7 @@ async def give_up(state: AgentState, runtime: Runtime[Context]) -> Update:
         )
     elif kind == "attempts_exhausted":
         tried = len(state.get("attempts", []))
-        stage = state.get("last_stage") or ""
+        stage = state.get("last_stage")
         # Engine and checker text (errMsg, errCtx, the statement) stays in the log and in the
         # attempts the trace shows; the person gets what it means and what to try.
         logger.info(
@@ -113,7 +114,7 @@ async def give_up(state: AgentState, runtime: Runtime[Context]) -> Update:
         )
         answer = (
             f"I couldn't write a query that answers this ({tried} attempt"
-            f"{'s' if tried != 1 else ''}). {GIVE_UP_TEXT.get(stage, GIVE_UP_DEFAULT)}\n"
+            f"{'s' if tried != 1 else ''}). {GIVE_UP_TEXT.get(stage, GIVE_UP_DEFAULT) if stage else GIVE_UP_DEFAULT}\n"
             "Try rephrasing it, or name the exact thing you mean, as it is written in the graph."
         )
     else:

@@ -15,6 +15,7 @@ from graph_agent.graphdb.errors import (
 from graph_agent.graphdb.protocol import Validation
 from graph_agent.nodes.common import Update, attempt_failed, step
 from graph_agent.repair import Case, Kind, Runner, Trigger
+from graph_agent.result import Stage
 from graph_agent.state import AgentState
 from graph_agent.statement import (
     check_schema,
@@ -34,14 +35,14 @@ async def validate(state: AgentState, runtime: Runtime[Context]) -> Update:
     ctx.progress("validate", "Checking the query…", state["attempt_count"])
     cypher = extract_cypher(state.get("draft", ""))
     if not cypher.strip():
-        return attempt_failed("", "The reply contained no Cypher statement.", "extract")
+        return attempt_failed("", "The reply contained no Cypher statement.", Stage.EXTRACT)
     if any(t.kind == "comment" for t in tokenize(cypher, include_comments=True)):
         # No honest query needs one, and a comment in a dotted procedure name crashed FalkorDB.
-        return attempt_failed(cypher, COMMENT_REFUSAL, "comment")
+        return attempt_failed(cypher, COMMENT_REFUSAL, Stage.COMMENT)
     verdict = check_cypher(cypher, ctx.policy)
     if not verdict.allowed:
         return attempt_failed(
-            cypher, f"Refused by the read-only policy: {verdict.reason}", "policy"
+            cypher, f"Refused by the read-only policy: {verdict.reason}", Stage.POLICY
         )
     cypher = verdict.canonical or cypher
     rules = Runner(Case(state["standalone_question"], cypher, ctx, state))
@@ -66,7 +67,7 @@ async def _validate(ctx: Context, rules: Runner, cypher: str) -> Update:
         problems = checked.problems
         if note := await rules.first(Trigger.SCHEMA_PROBLEM, Kind.HINT, cypher=cypher):
             problems = [note.note or "", *problems]  # first: the long list of patterns buried it
-        failed = attempt_failed(cypher, "Schema check: " + "; ".join(problems), "schema")
+        failed = attempt_failed(cypher, "Schema check: " + "; ".join(problems), Stage.SCHEMA)
         guard = await rules.first(
             Trigger.SCHEMA_PROBLEM, Kind.GUARD, cypher=cypher, unknown=checked.unknown
         )
@@ -78,11 +79,11 @@ async def _validate(ctx: Context, rules: Runner, cypher: str) -> Update:
         final = check_cypher(checked.cypher, ctx.policy)
         if not final.allowed:
             return attempt_failed(
-                checked.cypher, f"Refused by the read-only policy: {final.reason}", "policy"
+                checked.cypher, f"Refused by the read-only policy: {final.reason}", Stage.POLICY
             )
         cypher = final.canonical or checked.cypher
     if guard := await rules.first(Trigger.BEFORE_ENGINE, Kind.GUARD, cypher=cypher):
-        return attempt_failed(cypher, guard.note or guard.detail, guard.stage or "validate")
+        return attempt_failed(cypher, guard.note or guard.detail, guard.stage or Stage.VALIDATE)
     validation = await asyncio.to_thread(ctx.db.validate, cypher)
     if not validation.ok:
         explained: dict[str, Validation] = {}
@@ -99,10 +100,10 @@ async def _validate(ctx: Context, rules: Runner, cypher: str) -> Update:
         error = validation.error or "unknown error"
         if note := await rules.first(Trigger.ENGINE_ERROR, Kind.HINT, cypher=cypher, error=error):
             error = f"{error.rstrip('. ')}. {note.note}"
-        return attempt_failed(cypher, f"The engine rejected it: {error}", "validate")
+        return attempt_failed(cypher, f"The engine rejected it: {error}", Stage.VALIDATE)
     if validation.read_only is False:
-        return attempt_failed(cypher, "The engine says this statement would write.", "policy")
-    return {"cypher": cypher, "last_error": None, "last_stage": "validate"}
+        return attempt_failed(cypher, "The engine says this statement would write.", Stage.POLICY)
+    return {"cypher": cypher, "last_error": None, "last_stage": Stage.VALIDATE}
 
 
 COMMENT_REFUSAL = (

@@ -5,11 +5,14 @@ from __future__ import annotations
 from graph_agent import prompts
 from graph_agent.lint import literal_filters
 from graph_agent.repair.rule import Case, Fix, Kind, Phase, Trigger, rule
+from graph_agent.result import Stage
 from guardrails.extract import extract_cypher
 
 C = Phase.CORRECT
 
-FAILS_AGAIN_UNCHANGED = frozenset({"schema", "validate", "execute", "value_next_door"})
+FAILS_AGAIN_UNCHANGED = frozenset(
+    {Stage.SCHEMA, Stage.VALIDATE, Stage.EXECUTE, Stage.VALUE_NEXT_DOOR}
+)
 """Stages whose failure the same statement meets again and another statement may avoid. Not
 `missed_value` or `evaluate`: a repeat there is the model saying the value or the rows are what
 the graph has, which those steps then accept once; not `policy`: a statement that keeps reading
@@ -23,7 +26,7 @@ def run_shown(case: Case) -> Fix | None:
     still filters that label on that value (sent back unchanged, or changed elsewhere): the
     statement the note showed is run instead."""
     shown = case.state.get("next_door")
-    if shown is None or case.state.get("last_stage") != "value_next_door":
+    if shown is None or case.state.get("last_stage") != Stage.VALUE_NEXT_DOOR:
         return None
     filters = {
         (label, prop, value.casefold()) for label, prop, value in literal_filters(case.cypher)

@@ -12,6 +12,7 @@ from graph_agent.lint import empty_result_feedback, filtered_node, literal_filte
 from graph_agent.question_fit import counted_label_feedback
 from graph_agent.repair.probes import Prober, matches_something
 from graph_agent.repair.rule import Case, Fix, Kind, Phase, Trigger, rule
+from graph_agent.result import Stage
 from graph_agent.schema_examples import literal
 from graph_agent.state import NextDoor, UnconfirmedRows
 from graph_agent.words import article
@@ -34,7 +35,7 @@ def missed_value(case: Case) -> Fix | None:
     if case.attempts_left <= 0:
         return None
     feedback = empty_result_feedback(case.cypher, case.hints)
-    return Fix("the stored values", note=feedback, stage="missed_value") if feedback else None
+    return Fix("the stored values", note=feedback, stage=Stage.MISSED_VALUE) if feedback else None
 
 
 @rule("value-next-door", E, Trigger.EMPTY_RESULT, Kind.HINT, once=VALUE)
@@ -51,7 +52,7 @@ async def value_next_door(case: Case) -> Fix | None:
         if linked := await _value_on_a_neighbour(case, label, prop, value):
             text, shown = linked
             update = {"next_door": shown} if shown is not None else {}
-            return Fix(f"{label}.{prop} held next door", note=text, stage="value_next_door",
+            return Fix(f"{label}.{prop} held next door", note=text, stage=Stage.VALUE_NEXT_DOOR,
                        update=update)  # fmt: skip
     return None
 
@@ -75,7 +76,7 @@ async def value_spelling(case: Case) -> Fix | None:
             return None
         if feedback is not None:
             return Fix(f"no {label} has {prop} {literal(value)}", note=feedback,
-                       stage="missed_value")  # fmt: skip
+                       stage=Stage.MISSED_VALUE)  # fmt: skip
     return None
 
 
@@ -93,7 +94,7 @@ def counted_label(case: Case) -> Fix | None:
         update["unconfirmed_rows"] = UnconfirmedRows(
             case.cypher, list(case.columns), rows, case.truncated
         )
-    return Fix("the counted label is not matched", note=feedback, stage="counted_label",
+    return Fix("the counted label is not matched", note=feedback, stage=Stage.COUNTED_LABEL,
                update=update)  # fmt: skip
 
 

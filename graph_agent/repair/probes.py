@@ -10,7 +10,7 @@ import logging
 from typing import Any, Protocol
 
 from graph_agent.graphdb.errors import GraphError
-from graph_agent.graphdb.protocol import GraphDB
+from graph_agent.graphdb.protocol import GraphReader
 from guardrails.cypher_policy import CypherPolicy, check_cypher
 
 logger = logging.getLogger(__name__)
@@ -30,7 +30,7 @@ class Prober(Protocol):
 class GraphProber:
     """Probes on the run's graph, through the run's policy, with a short timeout."""
 
-    def __init__(self, db: GraphDB, policy: CypherPolicy | None) -> None:
+    def __init__(self, db: GraphReader, policy: CypherPolicy | None) -> None:
         self._db = db
         self._policy = policy
 

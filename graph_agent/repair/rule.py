@@ -16,7 +16,7 @@ from typing import Any
 
 from graph_agent.context import Context
 from graph_agent.repair.probes import GraphProber, Prober
-from graph_agent.result import Firing
+from graph_agent.result import Firing, Stage
 from graph_agent.state import AgentState
 
 __all__ = ["Apply", "Case", "Firing", "Fix", "Kind", "Phase", "Rule", "Trigger", "rule"]
@@ -110,7 +110,7 @@ class Fix:
     """rewrite: the new statement."""
     note: str | None = None
     """hint: the text for the correction step; guard: why (a refusal) or the new answer."""
-    stage: str | None = None
+    stage: Stage | None = None
     """The stage a failed attempt is recorded under (hint, guard before the engine)."""
     update: Mapping[str, Any] = field(default_factory=dict)
     """Anything else the node should put in the state (a kept result, a flag)."""

@@ -11,6 +11,7 @@ from graph_agent.graphdb.schema import schema_vocabulary
 from graph_agent.lint import lint_cypher, relabel_for_value, value_on_another_label
 from graph_agent.question_fit import aggregate_in_where, aggregate_in_where_guidance
 from graph_agent.repair.rule import Case, Fix, Kind, Phase, Trigger, rule
+from graph_agent.result import Stage
 from graph_agent.schema_examples import question_focus
 from graph_agent.statement import (
     bind_unbound_variable,
@@ -133,12 +134,12 @@ def costly_read_repeated(case: Case) -> Fix | None:
     max_rows = case.ctx.config.max_rows
     shape = _shape(with_limit(case.cypher, max_rows))
     for attempt in case.state.get("attempts", []):
-        if attempt.stage in ("timeout", "resource") and _shape(attempt.cypher) == shape:
+        if attempt.stage in (Stage.TIMEOUT, Stage.RESOURCE) and _shape(attempt.cypher) == shape:
             note = (
                 "This is the statement that already ran out of time or memory; it was not run "
                 f"again. {COSTLY_READ_HINT}"
             )
-            return Fix("not run again", note=note, stage="resource")
+            return Fix("not run again", note=note, stage=Stage.RESOURCE)
     return None
 
 
@@ -149,7 +150,7 @@ def aggregate_where(case: Case) -> Fix | None:
     if not aggregate_in_where(case.cypher):
         return None
     guidance = aggregate_in_where_guidance(case.cypher, case.question, case.ctx.schema)
-    return Fix("aggregate in WHERE", note=f"Not valid Cypher: {guidance}.", stage="validate")
+    return Fix("aggregate in WHERE", note=f"Not valid Cypher: {guidance}.", stage=Stage.VALIDATE)
 
 
 def _asked(case: Case) -> frozenset[str]:

@@ -9,12 +9,12 @@ from typing import Any
 
 import pytest
 
-from bot.playground.rig.scripted_llm import ScriptedChatModel
-from bot.playground.rig.slack import SlackRig, rig_settings, slack_rig
 from bot.wiring import build_agent
 from graph_agent.graphdb import GraphDB
 from graph_agent.llm import LLMs
 from memory import open_memory
+from rig.scripted_llm import ScriptedChatModel
+from rig.slack import SlackRig, rig_settings, slack_rig
 
 RigFactory = Callable[..., SlackRig]
 

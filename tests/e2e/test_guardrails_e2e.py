@@ -13,11 +13,11 @@ from typing import Any
 import pytest
 from pydantic import SecretStr
 
-from bot.playground.rig.scripted_llm import ScriptedChatModel
-from bot.playground.rig.slack import ALICE, BOB, CHANNEL, answer_text, graph_responder, prompt_kind
 from bot.slack.answering import BUDGET_MESSAGE
 from graph_agent.graphdb import GraphDB
 from graph_agent.result import AgentResult
+from rig.scripted_llm import ScriptedChatModel
+from rig.slack import ALICE, BOB, CHANNEL, answer_text, graph_responder, prompt_kind
 from tests.e2e.conftest import RigFactory
 
 SECRET_CHANNEL = "C0SECRET"

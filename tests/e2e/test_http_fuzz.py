@@ -17,9 +17,9 @@ from typing import Any
 
 import pytest
 
-from bot.playground.rig.scripted_llm import ScriptedChatModel
-from bot.playground.rig.slack import ALICE, CHANNEL, SlackRig
 from bot.slack.http_server import HTTPLimits, SlackHTTPServer
+from rig.scripted_llm import ScriptedChatModel
+from rig.slack import ALICE, CHANNEL, SlackRig
 from tests.e2e.conftest import RigFactory
 
 IO_TIMEOUT_S = 30.0
@@ -306,7 +306,7 @@ def test_bad_signatures_and_replayed_timestamps_get_401(rig: SlackRig) -> None:
 def test_a_request_replayed_within_the_window_is_answered_once(
     make_rig: RigFactory,
 ) -> None:
-    from bot.playground.rig.slack import answer_text
+    from rig.slack import answer_text
     from tests.e2e.test_slack_delivery import slow_model
 
     rig = make_rig(slow_model(0.0))

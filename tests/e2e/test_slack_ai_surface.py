@@ -6,9 +6,9 @@ from __future__ import annotations
 from typing import Any
 
 from bot.playground.emulator_ai import AISurface
-from bot.playground.rig.scripted_llm import ScriptedChatModel
-from bot.playground.rig.slack import ALICE, BOB, CHANNEL, SlackRig, answer_text, graph_responder
 from bot.slack import render
+from rig.scripted_llm import ScriptedChatModel
+from rig.slack import ALICE, BOB, CHANNEL, SlackRig, answer_text, graph_responder
 from tests.e2e.conftest import RigFactory
 
 POSTGRES = (

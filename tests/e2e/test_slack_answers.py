@@ -4,13 +4,13 @@ from __future__ import annotations
 
 import itertools
 
-from bot.playground.rig.scripted_llm import (
+from rig.scripted_llm import (
     ScriptedChatModel,
     cypher_reply,
     evaluation_reply,
     guard_reply,
 )
-from bot.playground.rig.slack import ALICE, CHANNEL, answer_text
+from rig.slack import ALICE, CHANNEL, answer_text
 from tests.e2e.conftest import RigFactory
 
 TEAM_SIZES = (

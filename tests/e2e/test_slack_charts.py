@@ -4,8 +4,8 @@ of names; never with CHARTS=off."""
 from __future__ import annotations
 
 from bot.playground.emulator import SlackEmulator
-from bot.playground.rig.scripted_llm import ScriptedChatModel
-from bot.playground.rig.slack import CHANNEL, answer_text, graph_responder
+from rig.scripted_llm import ScriptedChatModel
+from rig.slack import CHANNEL, answer_text, graph_responder
 from tests.e2e.conftest import RigFactory
 
 PER_SEVERITY = (

@@ -10,8 +10,9 @@ from pydantic import SecretStr
 from slack_bolt.adapter.socket_mode.internals import run_bolt_app
 from slack_sdk.socket_mode.request import SocketModeRequest
 
-from bot.playground.rig.scripted_llm import ScriptedChatModel
-from bot.playground.rig.slack import (
+from bot.slack.app import create_bot
+from rig.scripted_llm import ScriptedChatModel
+from rig.slack import (
     ALICE,
     CHANNEL,
     OTHER_BOT_ID,
@@ -19,7 +20,6 @@ from bot.playground.rig.slack import (
     answer_text,
     graph_responder,
 )
-from bot.slack.app import create_bot
 from tests.e2e.conftest import RigFactory
 
 TEAM_COUNT = "MATCH (t:Team) RETURN count(t) AS teams"

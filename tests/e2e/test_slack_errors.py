@@ -11,9 +11,9 @@ from typing import Any
 
 import pytest
 
-from bot.playground.rig.scripted_llm import ScriptedChatModel, cypher_reply, guard_reply
-from bot.playground.rig.slack import ALICE, BOB, CHANNEL, answer_text, graph_responder
 from graph_agent.graphdb import GraphConnectionError, GraphDB, QueryTimeoutError
+from rig.scripted_llm import ScriptedChatModel, cypher_reply, guard_reply
+from rig.slack import ALICE, BOB, CHANNEL, answer_text, graph_responder
 from tests.e2e.conftest import RigFactory
 
 TEAM_COUNT = "MATCH (t:Team) RETURN count(t) AS teams"

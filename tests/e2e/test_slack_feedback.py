@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from bot.playground.rig.scripted_llm import ScriptedChatModel
-from bot.playground.rig.slack import BOB, CHANNEL, SlackRig, answer_text, graph_responder
+from rig.scripted_llm import ScriptedChatModel
+from rig.slack import BOB, CHANNEL, SlackRig, answer_text, graph_responder
 from tests.e2e.conftest import RigFactory
 
 POSTGRES = (

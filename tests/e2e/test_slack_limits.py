@@ -9,14 +9,14 @@ from typing import Any
 
 from bot.playground.emulator import SlackEmulator
 from bot.playground.emulator_limits import MAX_BLOCK_TEXT, block_text_length
-from bot.playground.rig.scripted_llm import (
+from bot.slack.answering import ATTACHMENTS_ONLY, BUDGET_MESSAGE
+from rig.scripted_llm import (
     ScriptedChatModel,
     cypher_reply,
     evaluation_reply,
     guard_reply,
 )
-from bot.playground.rig.slack import ALICE, BOB, CHANNEL, answer_text, graph_responder
-from bot.slack.answering import ATTACHMENTS_ONLY, BUDGET_MESSAGE
+from rig.slack import ALICE, BOB, CHANNEL, answer_text, graph_responder
 from tests.e2e.conftest import RigFactory
 
 TEAM_COUNT = "MATCH (t:Team) RETURN count(t) AS teams"

@@ -4,8 +4,8 @@ feedback buttons close the message; where streaming is refused, the answer is po
 
 from __future__ import annotations
 
-from bot.playground.rig.scripted_llm import ScriptedChatModel
-from bot.playground.rig.slack import ALICE, CHANNEL, answer_text, graph_responder
+from rig.scripted_llm import ScriptedChatModel
+from rig.slack import ALICE, CHANNEL, answer_text, graph_responder
 from tests.e2e.conftest import RigFactory
 
 TEAM_COUNT = "MATCH (t:Team) RETURN count(t) AS teams"

@@ -1,6 +1,6 @@
 """Two bot processes in HTTP mode sharing one PostgreSQL memory, as behind a load balancer.
 
-Each instance is the real Slack app in its own process (`bot.playground.rig.instance`); Slack is
+Each instance is the real Slack app in its own process (`rig.instance`); Slack is
 the emulator in this process, delivering each event to the instance the test chooses.
 """
 
@@ -17,9 +17,9 @@ import psycopg
 import pytest
 
 from bot.playground.emulator import SlackEmulator
-from bot.playground.rig.instance import instance_process
 from graph_agent.graphdb import GraphDB
 from memory import Memory, open_memory
+from rig.instance import instance_process
 from tests.conftest import DEMO_GRAPH
 
 ALICE = "U0ALICE"

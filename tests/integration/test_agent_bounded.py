@@ -11,12 +11,6 @@ from typing import Any, cast
 import pytest
 from langchain_core.messages import AIMessage
 
-from bot.playground.rig.scripted_llm import (
-    ScriptedChatModel,
-    cypher_reply,
-    evaluation_reply,
-    guard_reply,
-)
 from bot.settings import Settings
 from bot.wiring import agent_config
 from graph_agent.agent import Agent
@@ -24,6 +18,12 @@ from graph_agent.config import AgentConfig
 from graph_agent.examples import InMemoryExampleStore
 from graph_agent.graphdb import GraphDB
 from graph_agent.llm import STEP_MAX_TOKENS, LLMs, make_llms
+from rig.scripted_llm import (
+    ScriptedChatModel,
+    cypher_reply,
+    evaluation_reply,
+    guard_reply,
+)
 from tests.support.fake_openai import FakeOpenAI
 
 TEAMS = "MATCH (t:Team) RETURN t.name AS team ORDER BY team LIMIT 3"

@@ -6,18 +6,18 @@ from typing import Any, cast
 
 import pytest
 
-from bot.playground.rig.scripted_llm import (
-    ScriptedChatModel,
-    cypher_reply,
-    evaluation_reply,
-    guard_reply,
-)
 from graph_agent.agent import Agent
 from graph_agent.config import AgentConfig
 from graph_agent.examples import InMemoryExampleStore
 from graph_agent.graphdb import GraphDB
 from graph_agent.graphdb.errors import ResourceLimitError
 from graph_agent.llm import LLMs
+from rig.scripted_llm import (
+    ScriptedChatModel,
+    cypher_reply,
+    evaluation_reply,
+    guard_reply,
+)
 
 COSTLY = "MATCH (a:Person), (b:Person) RETURN count(a) AS pairs"
 CHEAP = "MATCH (p:Person) RETURN count(p) AS people"

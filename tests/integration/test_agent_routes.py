@@ -7,12 +7,6 @@ from typing import Any, cast
 
 import pytest
 
-from bot.playground.rig.scripted_llm import (
-    ScriptedChatModel,
-    cypher_reply,
-    evaluation_reply,
-    guard_reply,
-)
 from graph_agent.agent import Agent
 from graph_agent.config import AgentConfig
 from graph_agent.examples import InMemoryExampleStore
@@ -21,6 +15,12 @@ from graph_agent.llm import LLMs
 from graph_agent.result import ProgressEvent
 from guardrails.cypher_policy import CypherPolicy
 from memory.types import Turn
+from rig.scripted_llm import (
+    ScriptedChatModel,
+    cypher_reply,
+    evaluation_reply,
+    guard_reply,
+)
 
 TEAM_SIZES = (
     "MATCH (p:Person)-[:MEMBER_OF]->(t:Team) "

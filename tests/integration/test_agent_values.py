@@ -6,17 +6,17 @@ from __future__ import annotations
 
 from typing import Any, cast
 
-from bot.playground.rig.scripted_llm import (
-    ScriptedChatModel,
-    cypher_reply,
-    evaluation_reply,
-    guard_reply,
-)
 from graph_agent.agent import Agent
 from graph_agent.config import AgentConfig
 from graph_agent.examples import InMemoryExampleStore
 from graph_agent.graphdb import GraphDB
 from graph_agent.llm import LLMs
+from rig.scripted_llm import (
+    ScriptedChatModel,
+    cypher_reply,
+    evaluation_reply,
+    guard_reply,
+)
 
 QUESTION = "Which services does the Payments team own?"
 GOLD = (

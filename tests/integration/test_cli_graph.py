@@ -8,8 +8,8 @@ import pytest
 from typer.testing import CliRunner
 
 import bot.cli
-from bot.playground.rig.postgres import with_password
 from graph_agent.graphdb import GraphDB
+from rig.postgres import with_password
 from tests.conftest import DEMO_GRAPH
 
 

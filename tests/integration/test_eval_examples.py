@@ -8,7 +8,6 @@ from pathlib import Path
 from typing import Any
 
 from bot.cli.eval import eval_memory, prepare_examples
-from bot.playground.rig.scripted_llm import ScriptedChatModel
 from bot.settings import Settings
 from graph_agent.agent import Agent
 from graph_agent.config import AgentConfig
@@ -18,6 +17,7 @@ from graph_agent.examples import InMemoryExampleStore
 from graph_agent.graphdb import GraphDB
 from graph_agent.llm import LLMs
 from memory import SqliteExampleStore, open_memory
+from rig.scripted_llm import ScriptedChatModel
 
 TAUGHT = [
     ("Which services use PostgreSQL?", "MATCH (s:Service) RETURN s.name AS service"),
@@ -92,7 +92,7 @@ def test_timeout_is_the_question_deadline_longer_or_shorter(demo_db: GraphDB) ->
 
 def test_a_question_may_run_past_question_deadline_s(tmp_path: Path, demo_db: GraphDB) -> None:
     """QUESTION_DEADLINE_S is tiny here; --timeout is what counts, so the run answers."""
-    from bot.playground.rig.scripted_llm import cypher_reply, evaluation_reply, guard_reply
+    from rig.scripted_llm import cypher_reply, evaluation_reply, guard_reply
 
     def respond(messages: list[Any]) -> str:
         system = str(messages[0].content)

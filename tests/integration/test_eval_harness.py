@@ -13,13 +13,13 @@ import pytest
 from typer.testing import CliRunner
 
 import bot.cli
-from bot.playground.rig.scripted_llm import cypher_reply, evaluation_reply, guard_reply
 from graph_agent.agent import Agent
 from graph_agent.evaluation import EvalItem, RunOptions, evaluate, load_items, summarize
 from graph_agent.examples import InMemoryExampleStore
 from graph_agent.graphdb import GraphDB
 from graph_agent.grounding import leaning_words
 from graph_agent.llm import make_llms
+from rig.scripted_llm import cypher_reply, evaluation_reply, guard_reply
 from tests.support.fake_openai import Failure, FakeOpenAI
 
 DEMO_EVAL = Path(__file__).resolve().parents[2] / "evals" / "demo.yaml"

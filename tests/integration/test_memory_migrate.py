@@ -10,9 +10,9 @@ from typer.testing import CliRunner
 
 from bot.cli import app
 from bot.cli.runtime import CliRuntime
-from bot.playground.rig.postgres import with_password
 from bot.settings import Settings
 from memory import Memory, MemoryStoreError, open_memory
+from rig.postgres import with_password
 
 
 def _fill(mem: Memory) -> dict[str, int]:

@@ -315,7 +315,7 @@ def test_a_busy_port_is_a_clear_error_and_nothing_is_left_running(
     import socket
 
     from bot.playground import PlaygroundStartError, build_playground
-    from bot.playground.rig.slack import rig_settings
+    from rig.slack import rig_settings
 
     with socket.socket() as taken:
         taken.bind(("127.0.0.1", 0))

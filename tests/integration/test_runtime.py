@@ -7,14 +7,14 @@ from pathlib import Path
 
 import pytest
 
-from bot.playground.rig.scripted_llm import ScriptedChatModel
-from bot.playground.rig.slack import graph_responder, rig_settings
 from bot.wiring import agent_config, open_runtime
 from graph_agent.agent import Agent
 from graph_agent.examples import InMemoryExampleStore
 from graph_agent.graphdb import GraphDB
 from graph_agent.llm import LLMs
 from memory import Example, MemoryStoreError, open_memory
+from rig.scripted_llm import ScriptedChatModel
+from rig.slack import graph_responder, rig_settings
 
 
 class _RecordingExamples(InMemoryExampleStore):

@@ -14,13 +14,13 @@ from typing import Any
 import pytest
 from langchain_core.messages import BaseMessage
 
-from bot.playground.rig.scripted_llm import cypher_reply, evaluation_reply, guard_reply
-from bot.playground.rig.slack import prompt_kind, step_prompt
 from graph_agent.graphdb import GraphDB, connect
 from graph_agent.graphdb.falkor import FalkorGraph
 from graph_agent.result import AgentResult, ProgressEvent
 from guardrails.cypher_policy import CypherPolicy
 from memory import Turn
+from rig.scripted_llm import cypher_reply, evaluation_reply, guard_reply
+from rig.slack import prompt_kind, step_prompt
 from tests.security.corpus import (
     BENIGN_READ,
     BY_ID,

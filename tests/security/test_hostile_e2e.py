@@ -10,8 +10,12 @@ from typing import Any
 
 import pytest
 
-from bot.playground.rig.scripted_llm import ScriptedChatModel
-from bot.playground.rig.slack import (
+from bot.wiring import build_agent
+from graph_agent.graphdb.falkor import FalkorGraph
+from graph_agent.llm import LLMs
+from memory import open_memory
+from rig.scripted_llm import ScriptedChatModel
+from rig.slack import (
     ALICE,
     BOB,
     CHANNEL,
@@ -20,10 +24,6 @@ from bot.playground.rig.slack import (
     rig_settings,
     slack_rig,
 )
-from bot.wiring import build_agent
-from graph_agent.graphdb.falkor import FalkorGraph
-from graph_agent.llm import LLMs
-from memory import open_memory
 from tests.security.conftest import (
     LEAK_MARKERS,
     GraphFingerprint,

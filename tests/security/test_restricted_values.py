@@ -9,8 +9,6 @@ from typing import Any
 
 import pytest
 
-from bot.playground.rig.scripted_llm import ScriptedChatModel
-from bot.playground.rig.slack import CHANNEL, answer_text, rig_settings, slack_rig
 from bot.wiring import build_agent
 from graph_agent.graphdb.falkor import FalkorGraph
 from graph_agent.llm import LLMs
@@ -26,6 +24,8 @@ from guardrails.cypher_policy import (
 )
 from guardrails.redact_rows import redact_rows
 from memory import open_memory
+from rig.scripted_llm import ScriptedChatModel
+from rig.slack import CHANNEL, answer_text, rig_settings, slack_rig
 from tests.security.conftest import LEAK_MARKERS, RecordingAgent, compromised_responder, tagged
 from tests.security.corpus import HostileInput
 

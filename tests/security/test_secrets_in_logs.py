@@ -9,14 +9,14 @@ from pathlib import Path
 import pytest
 from pydantic import SecretStr
 
-from bot.playground.rig.scripted_llm import ScriptedChatModel
-from bot.playground.rig.slack import CHANNEL, answer_text, rig_settings, slack_rig
 from bot.wiring import build_agent
 from graph_agent.graphdb.falkor import FalkorGraph
 from graph_agent.llm import LLMs
 from graph_agent.result import AgentResult, ProgressEvent
 from guardrails.cypher_policy import CypherPolicy
 from memory import Turn, open_memory
+from rig.scripted_llm import ScriptedChatModel
+from rig.slack import CHANNEL, answer_text, rig_settings, slack_rig
 from tests.security.conftest import RecordingAgent, compromised_responder, tagged
 
 NEO4J_PASSWORD = "neo4j-Pa55word-for-the-log-test"

@@ -11,10 +11,10 @@ from pathlib import Path
 from typing import Any
 
 from bot.playground import Playground, build_playground
-from bot.playground.rig.scripted_llm import ScriptedChatModel
-from bot.playground.rig.slack import graph_responder, rig_settings
 from graph_agent.graphdb import GraphDB
 from graph_agent.llm import LLMs
+from rig.scripted_llm import ScriptedChatModel
+from rig.slack import graph_responder, rig_settings
 
 REDIS_SERVICES = (
     "MATCH (s:Service)-[:USES]->(:Technology {name: 'Redis'}) "

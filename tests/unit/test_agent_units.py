@@ -7,7 +7,6 @@ from typing import Any, cast
 
 import pytest
 
-from bot.playground.rig.scripted_llm import ScriptedChatModel
 from graph_agent.agent import Agent
 from graph_agent.answer_offline import plain_answer
 from graph_agent.examples import InMemoryExampleStore, normalise_question
@@ -29,6 +28,7 @@ from graph_agent.statement import (
 from graph_agent.structured import Evaluation, ask_structured
 from graph_agent.words import plural, singular
 from guardrails.cypher_policy import CypherPolicy
+from rig.scripted_llm import ScriptedChatModel
 
 
 def _label(name: str, *props: str, count: int = 10) -> LabelInfo:

@@ -13,12 +13,12 @@ import pytest
 from pydantic import SecretStr, ValidationError
 
 from bot.cli.slack import purge_on_start
-from bot.playground.rig.slack import rig_settings
 from bot.settings import Settings, mask_secrets_in_logs
 from bot.slack.answering import BUDGET_MESSAGE, SettingsGuards
 from graph_agent.graphdb.protocol import GraphSchema, LabelInfo, PropertyInfo, RelPattern
 from graph_agent.restrict import restricted_schema
 from guardrails.cypher_policy import CypherPolicy
+from rig.slack import rig_settings
 
 
 def guards(tmp_path: Path, **overrides: Any) -> SettingsGuards:

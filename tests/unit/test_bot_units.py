@@ -11,7 +11,6 @@ from typing import Any
 import pytest
 from pydantic import SecretStr
 
-from bot.playground.rig.slack import rig_settings
 from bot.slack import render
 from bot.slack.answering import BotDeps, SettingsGuards
 from bot.slack.app import SlackSetupError, check_tokens
@@ -27,6 +26,7 @@ from bot.slack.threads import (
 )
 from bot.slack.throttle import SlackThrottle
 from graph_agent.result import ProgressEvent
+from rig.slack import rig_settings
 
 
 def test_conversation_keys_round_trip() -> None:

@@ -10,7 +10,8 @@ import ast
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]
-PACKAGES = ("bot", "graph_agent", "memory", "guardrails")
+PACKAGES = ("bot", "graph_agent", "memory", "guardrails", "rig")
+PRODUCT = ("bot", "graph_agent", "memory", "guardrails")
 
 
 def _modules() -> dict[str, Path]:
@@ -121,3 +122,49 @@ def test_the_rooms_of_bot_keep_their_layering() -> None:
             assert not any(t.startswith("bot.cli") for t in targets), module
         if module in ("bot.settings", "bot.wiring", "bot.charts"):
             assert not any(t.startswith(("bot.cli", "bot.playground")) for t in targets), module
+
+
+AGENT_ROOMS = ("graph_agent.nodes", "graph_agent.repair")
+"""The agent's steps and its repair rules: they see a graph as a `GraphReader`."""
+WRITES = {"run_write", "write_batches", "GraphDB"}
+
+
+def test_the_agent_cannot_name_a_write() -> None:
+    # The steps, the rules and the context read the graph through GraphReader, which has no
+    # write method: no attribute or name that writes appears in them.
+    rooms = [
+        path
+        for name, path in _modules().items()
+        if name.startswith(AGENT_ROOMS) or name in ("graph_agent.context", "graph_agent.agent")
+    ]
+    assert len(rooms) > 10
+    for path in rooms:
+        tree = ast.parse(path.read_text(encoding="utf-8"))
+        used = {n.attr for n in ast.walk(tree) if isinstance(n, ast.Attribute)}
+        used |= {n.id for n in ast.walk(tree) if isinstance(n, ast.Name)}
+        used |= {a.name for n in ast.walk(tree) if isinstance(n, ast.ImportFrom) for a in n.names}
+        assert not used & WRITES, (path, used & WRITES)
+
+
+def test_the_repair_rules_live_in_their_room() -> None:
+    # A repair rule is declared with @rule(...) only inside graph_agent/repair/.
+    for name, path in _modules().items():
+        if name.startswith("graph_agent.repair"):
+            continue
+        tree = ast.parse(path.read_text(encoding="utf-8"))
+        decorators = [
+            d.func.id
+            for n in ast.walk(tree)
+            if isinstance(n, ast.FunctionDef | ast.AsyncFunctionDef)
+            for d in n.decorator_list
+            if isinstance(d, ast.Call) and isinstance(d.func, ast.Name)
+        ]
+        assert "rule" not in decorators, name
+
+
+def test_the_product_never_imports_the_development_rig() -> None:
+    graph = import_graph()
+    assert any(m.startswith("rig") for m in graph)
+    for module, targets in graph.items():
+        if module.split(".")[0] in PRODUCT:
+            assert not [t for t in targets if t.split(".")[0] == "rig"], module

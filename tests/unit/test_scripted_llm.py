@@ -7,7 +7,7 @@ import asyncio
 import pytest
 from langchain_core.messages import HumanMessage
 
-from bot.playground.rig.scripted_llm import ScriptedChatModel, ScriptNotEnoughRepliesError
+from rig.scripted_llm import ScriptedChatModel, ScriptNotEnoughRepliesError
 
 
 def test_replies_in_order_and_records_prompts() -> None:

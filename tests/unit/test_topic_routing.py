@@ -9,7 +9,6 @@ from typing import Any, cast
 import pytest
 from langgraph.runtime import Runtime
 
-from bot.playground.rig.scripted_llm import ScriptedChatModel
 from graph_agent import nodes
 from graph_agent.config import AgentConfig
 from graph_agent.context import Context
@@ -21,6 +20,7 @@ from graph_agent.llm import LLMs
 from graph_agent.routing import after_understand
 from graph_agent.state import AgentState
 from memory.types import Turn
+from rig.scripted_llm import ScriptedChatModel
 
 QUESTION = "Which teams own payments-api?"
 REWRITTEN = "Which teams own payments-api and checkout-api?"
