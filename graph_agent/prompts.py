@@ -143,9 +143,6 @@ Problem: {error}
 Write a corrected statement that answers the question.""",
 )
 
-REPEATED_STATEMENT = """\
-That is the statement that already failed, unchanged. Write a different statement that avoids
-the problem above: use only the labels, relationships and directions the schema shows."""
 
 EVALUATE = PromptTemplate(
     system="""\

@@ -3,14 +3,13 @@ schema: what it counts, and a number it compares with a property."""
 
 from __future__ import annotations
 
-import itertools
 import re
 
 from graph_agent.graphdb.protocol import GraphSchema
-from graph_agent.pruning import name_words, question_words
-from graph_agent.statement import fresh_variable, is_aggregate_call, top_level_clauses
+from graph_agent.pruning import name_words
+from graph_agent.statement import fresh_variable
 from graph_agent.words import article, plural
-from guardrails.cypher_tokens import referenced_names, tokenize
+from guardrails.cypher_tokens import referenced_names
 from guardrails.words import split_name, stem
 
 _COUNTED = re.compile(
@@ -73,39 +72,3 @@ def counted_label_feedback(cypher: str, question: str, schema: GraphSchema) -> s
 
 def _a(label: str) -> str:
     return f"{article(label)} {label}"
-
-
-def aggregate_in_where(cypher: str) -> bool:
-    """Whether a WHERE uses an aggregate function (`WHERE count(t) > 8`): Cypher allows none
-    there. Neo4j refuses it; FalkorDB ran `WHERE count(*) > 8` and returned no rows."""
-    tokens = tokenize(cypher)
-    clauses = [*top_level_clauses(tokens), len(tokens)]
-    return any(
-        is_aggregate_call(tokens, i)
-        for start, end in itertools.pairwise(clauses)
-        if tokens[start].is_keyword("WHERE")
-        for i in range(start + 1, end)
-    )
-
-
-def aggregate_in_where_guidance(cypher: str, question: str, schema: GraphSchema) -> str:
-    """What to write instead of an aggregate in WHERE: the property the question's words name
-    on the statement's labels ("more than 8 CPUs" → `t.cpu > 8`; a 1.5B model wrote
-    `WHERE count(t) > 8`), else the WITH form that filters on a count."""
-    names = referenced_names(cypher)
-    asked = question_words(question)
-    variable = {label: v for v, label in reversed(list(names.variables.items()))}
-    properties = [
-        f"{variable.get(label.name, label.name[:1].lower())}.{p.name} ({label.name} has {p.name})"
-        for label in schema.labels
-        if label.name in names.labels
-        for p in label.properties
-        if name_words(p.name) & asked
-    ]
-    text = "An aggregate (count, sum…) cannot be used in WHERE"
-    if properties:
-        text += f". To compare a property, compare it directly: {' or '.join(properties[:3])}"
-    return (
-        text + ". To filter on a count, aggregate first: "
-        "WITH x, count(y) AS total WHERE total > 8 RETURN …"
-    )

@@ -29,16 +29,6 @@ class UnconfirmedRows(NamedTuple):
     truncated: bool
 
 
-class NextDoor(NamedTuple):
-    """A filter no node of its label matches and a neighbour's node does, and the statement
-    through that neighbour that the correction note showed."""
-
-    label: str
-    prop: str
-    value: str
-    cypher: str
-
-
 class AgentState(TypedDict):
     """One question's state; nodes return only the keys they change.
 
@@ -88,10 +78,6 @@ class AgentState(TypedDict):
     """The first result the evaluate step doubted: the answer when no later attempt does better."""
     unconfirmed: NotRequired[bool]
     """The answer is such a doubted result, given with a caveat."""
-    next_door: NotRequired[NextDoor]
-    """The last value-next-door note's filter and the statement it showed (see `correct`)."""
-    missing_data: NotRequired[list[str]]
-    """Words of the question that statements needed as names the graph lacks ("salary")."""
     answer: NotRequired[str]
     """The final text for the user."""
     ungrounded: NotRequired[bool]

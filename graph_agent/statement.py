@@ -489,62 +489,6 @@ def _unbound(
     return found.group(1), names, sorted(set(asked_labels) - set(names.variables.values()))
 
 
-def unbound_variable_guidance(
-    error: str, cypher: str, schema: GraphSchema, asked_labels: Iterable[str] = ()
-) -> str:
-    """For an engine's "'m' not defined" (FalkorDB) or "Variable `m` not defined" (Neo4j):
-    say that the variable needs a pattern, and how the matched labels reach the labels the
-    question names. `MATCH (r:Rack {…}) RETURN count(m)` came back unchanged twice from a 1.5B
-    model told only that `m` was not defined. Empty when the error is another one."""
-    unbound = _unbound(error, cypher, asked_labels)
-    if unbound is None:
-        return ""
-    var, names, wanted = unbound
-    bound = names.variables
-    if var in bound:
-        # Matched, then dropped by a WITH that does not list it: `MATCH (t:Type) WITH
-        # count(t) AS total WHERE total > 8 RETURN t.name` (a real 1.5B statement).
-        return (
-            f"{var} is matched, but a WITH after the MATCH does not carry it on: list it in "
-            f"that WITH (WITH {var}, … AS total), or read what you need from it before the WITH."
-        )
-    matched = set(bound.values())
-    # Written with the statement's own variables and the unbound one on the label the
-    # question asks for: `(r:Rack)-[:HOLDS]->(m:Machine)`. Given `(:Rack)-[:HOLDS]->(:Machine)`
-    # a 1.5B model bound nothing and counted the rack instead.
-    named = {label: v for v, label in reversed(list(bound.items()))}  # the first var per label
-    if len(wanted) == 1 and var not in bound:
-        named[wanted[0]] = var
-
-    def node(label: str) -> str:
-        return f"({named.get(label, '')}:{label})"
-
-    links = [
-        f"{node(r.start)}-[:{r.type}]->{node(r.end)}"
-        for label in wanted
-        for r in schema.relationships
-        if {r.start, r.end} & matched and label in (r.start, r.end)
-    ]
-    hint = f"{var} is used but no MATCH pattern binds it: add it to the pattern"
-    if links:
-        hint += f", e.g. through {' or '.join(dict.fromkeys(links[:3]))}"
-    return hint + "."
-
-
-_ORDER_BY_AGGREGATE = re.compile(r"aggregat\w* [^.]*ORDER BY|ORDER BY[^.]*aggregat", re.IGNORECASE)
-
-
-def order_by_aggregate_guidance(error: str) -> str:
-    """For FalkorDB's "failed to map aggregation expression within ORDER BY clause, please use
-    alias": the form that works. A 1.5B model kept `ORDER BY count(r)` on every attempt."""
-    if _ORDER_BY_AGGREGATE.search(error) is None:
-        return ""
-    return (
-        "Return the aggregate with an alias and order by the alias, e.g. "
-        "RETURN x.name AS name, count(y) AS total ORDER BY total DESC."
-    )
-
-
 def property_through_neighbour(cypher: str, schema: GraphSchema) -> tuple[str, str] | None:
     """The statement reading a property its node lacks from the one neighbouring label that
     has it, and what was changed; None when no such single change makes it fit the schema.

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import logging
 
-from langchain_core.messages import AIMessage, HumanMessage
 from langgraph.runtime import Runtime
 
 from graph_agent import prompts
@@ -12,7 +11,7 @@ from graph_agent.context import Context
 from graph_agent.llm import call_llm
 from graph_agent.nodes.common import Update, cut_off, llm_timeout, no_data, step
 from graph_agent.nodes.prompt_parts import prompt_parts
-from graph_agent.repair import Case, Kind, Runner, Trigger
+from graph_agent.repair import Case, Runner, Trigger
 from graph_agent.state import AgentState
 from guardrails.extract import extract_cypher
 
@@ -85,16 +84,6 @@ async def correct(state: AgentState, runtime: Runtime[Context]) -> Update:
         statement = extract_cypher(reply)
         if (shown := await rules.rewrite(Trigger.REPLY, statement)) != statement:
             reply = f"```cypher\n{shown}\n```"
-        if (reask := await rules.first(Trigger.REPLY, Kind.HINT, cypher=shown)) is not None:
-            ctx.progress("correct", "Trying a different query…", attempt)
-            reply, call = await call_llm(
-                ctx.llms.cypher.bind(temperature=REPEAT_TEMPERATURE),
-                [*messages, AIMessage(reply), HumanMessage(reask.note or "")],
-                step="correct",
-                timeout_s=llm_timeout(ctx),
-                max_tokens=ctx.config.llm_max_tokens,
-            )
-            calls.append(call)
     update |= rules.trace()
     update |= {"draft": reply, "llm_calls": calls}
     if (missing := no_data(reply)) is not None:
@@ -102,7 +91,3 @@ async def correct(state: AgentState, runtime: Runtime[Context]) -> Update:
     elif call.cut_off:
         update |= cut_off(reply)
     return update
-
-
-REPEAT_TEMPERATURE = 0.7
-"""Sampling temperature of the one re-ask after a correction repeated a failed statement."""

@@ -64,14 +64,7 @@ async def _validate(ctx: Context, rules: Runner, cypher: str) -> Update:
         )
         checked = check_schema(cypher, ctx.schema)
     if checked.problems:
-        problems = checked.problems
-        if note := await rules.first(Trigger.SCHEMA_PROBLEM, Kind.HINT, cypher=cypher):
-            problems = [note.note or "", *problems]  # first: the long list of patterns buried it
-        failed = attempt_failed(cypher, "Schema check: " + "; ".join(problems), Stage.SCHEMA)
-        guard = await rules.first(
-            Trigger.SCHEMA_PROBLEM, Kind.GUARD, cypher=cypher, unknown=checked.unknown
-        )
-        return failed | (dict(guard.update) if guard else {})
+        return attempt_failed(cypher, "Schema check: " + "; ".join(checked.problems), Stage.SCHEMA)
     if checked.corrections:
         logger.info("auto-corrected: %s", "; ".join(checked.corrections))
     if checked.cypher != cypher:

@@ -215,13 +215,13 @@ def test_cli_split_runs_only_that_split(cli_env: None, tmp_path: Path) -> None:
 def test_cli_without_rule_is_its_own_run_and_a_typo_is_refused(
     cli_env: None, tmp_path: Path
 ) -> None:
-    _eval("--limit", "2", "--out", str(tmp_path), "--without-rule", "nulls-last")
-    records = (tmp_path / "results-full-examples-on-without-nulls-last.jsonl").read_text()
+    _eval("--limit", "2", "--out", str(tmp_path), "--without-rule", "counted-label")
+    records = (tmp_path / "results-full-examples-on-without-counted-label.jsonl").read_text()
     assert len(records.splitlines()) == 2
     outcome = CliRunner().invoke(
-        bot.cli.app, ["eval", str(DEMO_EVAL), "--without-rule", "nulls-lats"]
+        bot.cli.app, ["eval", str(DEMO_EVAL), "--without-rule", "counted-lable"]
     )
-    assert outcome.exit_code == 2 and "no repair rule called nulls-lats" in outcome.output
+    assert outcome.exit_code == 2 and "no repair rule called counted-lable" in outcome.output
 
 
 def test_cli_examples_off_and_a_bad_file(cli_env: None, tmp_path: Path) -> None:

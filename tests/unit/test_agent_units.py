@@ -22,7 +22,6 @@ from graph_agent.statement import (
     flip_relationships,
     needs_limit,
     property_through_neighbour,
-    unbound_variable_guidance,
     with_limit,
 )
 from graph_agent.structured import Evaluation, ask_structured
@@ -416,37 +415,6 @@ def test_no_route_when_the_start_has_the_relationship_elsewhere() -> None:
         "MATCH (r:Rack)-[:HOLDS]->(p:Port) RETURN p.port", _network_schema()
     ).problems
     assert "(:Rack)-[:HOLDS]->(:Machine)" in message and "reaches" not in message
-
-
-@pytest.mark.parametrize(
-    ("error", "expected"),
-    [
-        (
-            "'m' not defined",  # FalkorDB
-            "m is used but no MATCH pattern binds it: add it to the pattern, e.g. through "
-            "(r:Rack)-[:HOLDS]->(m:Machine).",
-        ),
-        (
-            "Variable `m` not defined (line 1, column 49 (offset: 48))",  # Neo4j
-            "m is used but no MATCH pattern binds it: add it to the pattern, e.g. through "
-            "(r:Rack)-[:HOLDS]->(m:Machine).",
-        ),
-        ("Invalid input ')': expected an expression", ""),
-    ],
-)
-def test_an_unbound_variable_says_how_to_bind_it(error: str, expected: str) -> None:
-    cypher = "MATCH (r:Rack {name: 'R1'}) RETURN count(DISTINCT m) AS machines"
-    guidance = unbound_variable_guidance(error, cypher, _network_schema(), {"Rack", "Machine"})
-    assert guidance == expected
-
-
-def test_a_variable_dropped_by_a_with_is_told_to_be_carried_on() -> None:
-    cypher = "MATCH (t:Type) WITH count(t) AS total WHERE total > 8 RETURN t.name AS name"
-    guidance = unbound_variable_guidance("'t' not defined", cypher, _network_schema(), {"Type"})
-    assert guidance == (
-        "t is matched, but a WITH after the MATCH does not carry it on: list it in that WITH "
-        "(WITH t, … AS total), or read what you need from it before the WITH."
-    )
 
 
 @pytest.mark.parametrize(

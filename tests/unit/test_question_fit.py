@@ -7,8 +7,6 @@ import pytest
 
 from graph_agent.graphdb.protocol import GraphSchema, LabelInfo, PropertyInfo, RelPattern
 from graph_agent.question_fit import (
-    aggregate_in_where,
-    aggregate_in_where_guidance,
     counted_label,
     counted_label_feedback,
 )
@@ -88,32 +86,3 @@ def test_counting_data_centres_for_the_most_racks_is_named() -> None:
 )
 def test_a_statement_matching_the_counted_label_passes(cypher: str, question: str) -> None:
     assert counted_label_feedback(cypher, question, _network()) is None
-
-
-@pytest.mark.parametrize(
-    ("cypher", "found"),
-    [
-        ("MATCH (t:Type) WHERE count(t) > 8 RETURN t.name", True),
-        ("MATCH (t:Type) WHERE count(*) > 8 RETURN t.name AS name", True),
-        ("MATCH (t:Type) WHERE t.cpu > 8 AND size(collect(t)) > 1 RETURN t", True),
-        ("MATCH (t:Type)<-[:TYPE]-(m) WITH t, count(m) AS n WHERE n > 8 RETURN t.name", False),
-        ("MATCH (t:Type) WHERE t.cpu > 8 RETURN t.name, count(*) AS n", False),
-        ("MATCH (t:Type) WHERE COUNT { (t)<-[:TYPE]-() } > 8 RETURN t.name", False),
-        ("MATCH (t:Type) WHERE t.count > 8 RETURN t.name", False),
-    ],
-)
-def test_an_aggregate_in_where_is_found(cypher: str, found: bool) -> None:
-    assert aggregate_in_where(cypher) is found
-
-
-def test_an_aggregate_in_where_names_the_property_the_question_compares() -> None:
-    guidance = aggregate_in_where_guidance(
-        "MATCH (t:Type) WHERE count(t) > 8 RETURN t.name",
-        "Which machine types have more than 8 CPUs?",
-        _network(),
-    )
-    assert guidance.startswith(
-        "An aggregate (count, sum…) cannot be used in WHERE. To compare a property, compare it "
-        "directly: t.cpu (Type has cpu)"
-    )
-    assert "WITH x, count(y) AS total WHERE total > 8" in guidance

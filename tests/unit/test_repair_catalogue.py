@@ -23,7 +23,7 @@ from graph_agent.graphdb.errors import GraphError
 from graph_agent.graphdb.protocol import GraphSchema, LabelInfo, PropertyInfo, RelPattern
 from graph_agent.repair import BY_NAME, RULES, Case, Kind, Runner, Trigger, unknown_rules
 from graph_agent.result import Attempt
-from graph_agent.state import AgentState, NextDoor
+from graph_agent.state import AgentState
 from guardrails.cypher_policy import CypherPolicy
 
 DATA = yaml.safe_load((Path(__file__).parent / "repair_cases" / "cases.yaml").read_text())
@@ -76,8 +76,6 @@ def _state(case: dict[str, Any]) -> AgentState:
     extra = dict(case.get("state") or {})
     if "attempts" in extra:
         extra["attempts"] = [Attempt(**a) for a in extra["attempts"]]
-    if "next_door" in extra:
-        extra["next_door"] = NextDoor(*extra["next_door"])
     state: dict[str, Any] = {
         "question": case.get("question", "q"),
         "history": [],
@@ -138,7 +136,7 @@ def test_every_rule_is_registered_once_documented_and_has_cases_both_ways() -> N
         outcomes = {c.get("fires", True) for c in CASES if c["rule"] == r.name}
         assert True in outcomes, f"{r.name} has no case where it fires"
     assert {c["rule"] for c in CASES} <= set(names)
-    assert unknown_rules(frozenset({"nulls-last", "no-such-rule"})) == ["no-such-rule"]
+    assert unknown_rules(frozenset({"counted-label", "no-such-rule"})) == ["no-such-rule"]
 
 
 def test_the_registry_is_ordered_by_phase() -> None:
@@ -155,13 +153,13 @@ def _runner(state: dict[str, Any] | None = None, **ctx: Any) -> Runner:
     return Runner(replace(case, ctx=_ctx(**ctx)))
 
 
-def test_rewrites_chain_in_order_and_are_traced() -> None:
+def test_rewrites_are_traced_with_the_statement_they_made() -> None:
     runner = _runner()
-    cypher = "MATCH (p:Person) WITH p.name AS 'name', p.born AS born ORDER BY born DESC"
-    out = asyncio.run(runner.rewrite(Trigger.STATEMENT, cypher))
-    assert out.startswith("MATCH (p:Person) RETURN") and "AS name" in out
-    assert [f.rule for f in runner.fired] == ["string-alias", "nulls-last", "final-with-returns"]
-    assert runner.fired[-1].cypher == out
+    cypher = "MATCH (b:Book) WHERE b.country = 'UK' RETURN b.title"
+    out = asyncio.run(runner.rewrite(Trigger.SCHEMA_PROBLEM, cypher))
+    assert ":PUBLISHED_BY]->" in out
+    assert [f.rule for f in runner.fired] == ["property-through-neighbour"]
+    assert runner.fired[-1].cypher == out and runner.fired[-1].attempt == 1
     assert runner.trace() == {"rules_fired": runner.fired}
 
 
@@ -187,18 +185,21 @@ def test_a_rewrite_verify_refuses_is_dropped() -> None:
 
 
 def test_a_disabled_rule_is_never_asked() -> None:
-    runner = _runner(disabled_rules=frozenset({"string-alias"}))
-    cypher = "MATCH (p:Person) RETURN p.name AS 'name'"
-    assert asyncio.run(runner.rewrite(Trigger.STATEMENT, cypher)) == cypher
+    runner = _runner(disabled_rules=frozenset({"property-through-neighbour"}))
+    cypher = "MATCH (b:Book) WHERE b.country = 'UK' RETURN b.title"
+    assert asyncio.run(runner.rewrite(Trigger.SCHEMA_PROBLEM, cypher)) == cypher
 
 
 def test_once_per_question_is_read_from_the_trace() -> None:
-    hints = [["Person", "name", "Ada Lovelace"]]
-    cypher = "MATCH (p:Person {name: 'Lovelace'}) RETURN p.born"
-    first = _runner({"hints": hints})
-    assert asyncio.run(first.first(Trigger.EMPTY_RESULT, cypher=cypher)) is not None
-    # The same question, later: any rule of the "value" group already fired.
-    later = _runner({"hints": hints, "state": {"rules_fired": first.fired}})
-    assert asyncio.run(later.first(Trigger.EMPTY_RESULT, cypher=cypher)) is None
+    case = {
+        "question": "How many books did Ada Lovelace write?",
+        "cypher": "MATCH (p:Person {name: 'Ada Lovelace'}) RETURN count(p) AS n",
+        "rows": [[1]],
+    }
+    first = _runner(case)
+    assert asyncio.run(first.first(Trigger.ROWS)) is not None
+    # The same question, later: the counted-label note was already given.
+    later = _runner({**case, "state": {"rules_fired": first.fired}})
+    assert asyncio.run(later.first(Trigger.ROWS)) is None
     # Within one runner too: the group is spent once it fired.
-    assert asyncio.run(first.first(Trigger.EMPTY_RESULT, cypher=cypher)) is None
+    assert asyncio.run(first.first(Trigger.ROWS)) is None
