@@ -9,6 +9,8 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import NamedTuple
 
+from guardrails.cypher_policy import CypherPolicy
+
 logger = logging.getLogger(__name__)
 
 NOT_ENABLED_MESSAGE = "I'm not enabled in this channel, so I won't answer questions here."
@@ -142,6 +144,12 @@ class ChannelPolicy:
         """Hidden names for a channel: its own plus those given for every channel (`*`)."""
         own = self.restrictions.get(channel_id, NO_RESTRICTIONS)
         return own.merged(self.restrictions.get("*", NO_RESTRICTIONS))
+
+    def cypher_policy_for(self, channel_id: str) -> CypherPolicy | None:
+        """The read-only policy with the channel's hidden names, or None when it hides nothing
+        (the agent's own policy applies)."""
+        restrictions = self.restrictions_for(channel_id)
+        return CypherPolicy(**restrictions._asdict()) if restrictions else None
 
 
 class NoticeOnce:

@@ -22,6 +22,7 @@ from memory.types import Turn
 if TYPE_CHECKING:  # the agent stack is imported when a command runs, not at CLI start
     from graph_agent.agent import Agent
     from graph_agent.result import AgentResult, ProgressEvent
+    from guardrails.cypher_policy import CypherPolicy
     from memory import Memory
 
 logger = logging.getLogger(__name__)
@@ -43,6 +44,45 @@ class Session:
 
     agent: Agent
     memory: Memory | None
+
+
+Channel = Annotated[
+    str | None,
+    typer.Option(
+        "--channel",
+        help="Answer as the bot would in this Slack channel (its CHANNEL_RESTRICTIONS applied, "
+        "e.g. C0123456789); without it: no channel's restrictions.",
+    ),
+]
+
+
+def channel_policy(ctx: typer.Context, channel: str | None) -> CypherPolicy | None:
+    """The policy the bot uses in `channel`: its hidden names (CHANNEL_RESTRICTIONS, `*`
+    included). A channel the bot does not answer in is refused with the reason."""
+    if channel is None:
+        return None
+    from bot.cli.runtime import settings
+    from guardrails.channels import ChannelPolicy
+
+    s = settings(ctx)
+    channels = ChannelPolicy.from_settings(
+        s.allowed_channels, s.denied_channels, s.allow_dms, s.channel_restrictions
+    )
+    decision = channels.decide(channel, is_dm=channel.startswith("D"))
+    if not decision.answer:
+        err_console.print(
+            f"[red]The bot does not answer in {channel}[/red] ({decision.reason}): check "
+            "ALLOWED_CHANNELS, DENIED_CHANNELS and ALLOW_DMS."
+        )
+        raise typer.Exit(2)
+    policy = channels.cypher_policy_for(channel)
+    if policy is not None:
+        hidden = sorted(
+            [*policy.hidden_labels, *(f"[{t}]" for t in policy.hidden_rel_types),
+             *policy.hidden_properties]
+        )  # fmt: skip
+        err_console.print(f"[dim]As in {channel}: hidden {', '.join(hidden)}[/dim]")
+    return policy
 
 
 @contextmanager
@@ -158,10 +198,14 @@ def register(app: typer.Typer) -> None:
                 dir_okay=False,
             ),
         ] = None,
+        channel: Channel = None,
     ) -> None:
         """Answer one question: the answer, its Cypher, the rows, attempts, LLM calls, timings."""
+        policy = channel_policy(ctx, channel)
         with open_agent(ctx, no_memory) as session:
-            result = session.agent.run(question, on_progress=None if as_json else _progress)
+            result = session.agent.run(
+                question, on_progress=None if as_json else _progress, policy=policy
+            )
         if as_json:
             typer.echo(result_json(result))
         else:
@@ -172,10 +216,11 @@ def register(app: typer.Typer) -> None:
             raise typer.Exit(1)
 
     @app.command()
-    def chat(ctx: typer.Context, no_memory: NoMemory = False) -> None:
+    def chat(ctx: typer.Context, no_memory: NoMemory = False, channel: Channel = None) -> None:
         """A conversation in the terminal; follow-up questions see the previous turns."""
         from bot.wiring import record_result
 
+        policy = channel_policy(ctx, channel)
         turns: list[Turn] = []
         conversation = f"cli:chat:{uuid.uuid4().hex[:12]}"
         with open_agent(ctx, no_memory) as session:
@@ -193,7 +238,7 @@ def register(app: typer.Typer) -> None:
                 if not question or question.lower() in {"exit", "quit"}:
                     break
                 history = mem.conversations.history(conversation, 5) if mem else turns
-                result = agent.run(question, history=history, on_progress=_progress)
+                result = agent.run(question, history=history, on_progress=_progress, policy=policy)
                 print_result(result, details=False)
                 if mem is not None:
                     # The CLI's conversation lives in memory like a Slack thread, under its

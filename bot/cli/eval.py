@@ -26,6 +26,8 @@ from rich.progress import (
 )
 from rich.table import Table
 
+from bot.cli.agent import Channel, channel_policy
+
 if TYPE_CHECKING:  # the agent stack is imported when the command runs, not at CLI start
     from bot.settings import Settings
     from graph_agent.agent import Agent
@@ -291,6 +293,7 @@ def register(app: typer.Typer) -> None:
                 "report (accuracy claims); all: both (docs/eval.md)."
             ),
         ] = SplitChoice.all,
+        channel: Channel = None,
         without_rule: Annotated[
             list[str] | None,
             typer.Option(
@@ -344,6 +347,8 @@ def register(app: typer.Typer) -> None:
             timeout_s=timeout,
             concurrency=concurrency,
             disabled_rules=disabled,
+            channel=channel,
+            policy=channel_policy(ctx, channel),
         )
         out_dir = out or s.data_dir / "eval" / questions_file.stem
         if out is None and split is not SplitChoice.all:

@@ -6,6 +6,7 @@ from __future__ import annotations
 import itertools
 import json
 import logging
+import re
 import threading
 import time
 import uuid
@@ -409,6 +410,50 @@ class WorkspaceState:
         if failure.times <= 0:
             pending.pop(0)
         return failure
+
+
+_ENTITY = re.compile(r"<([!@#][^>\n]*|[a-z][a-z0-9+.-]*:[^>\n]*)>", re.IGNORECASE)
+_BARE_BROADCAST = re.compile(r"(?<![\w\u200b\u2060])@(channel|here|everyone)\b", re.IGNORECASE)
+_MARKDOWN_LINK = re.compile(r"!?\[[^\]\n]*\]\([^)\n]*\)")
+
+
+def slack_entities(message: dict[str, Any]) -> list[str]:
+    """What Slack would turn into a notification, a mention or a link in `message`: `<!here>`-
+    style broadcasts and `<!subteam^…>`, `<@U…>` and `<#C…>` mentions, `<url>` and
+    `<url|label>` links (in `text` and in mrkdwn and markdown block text); bare `@channel`,
+    `@here` and `@everyone`, which mrkdwn parses unless verbatim; and, in markdown (a
+    streamed answer, a markdown block), `[label](url)` links, which hide their target
+    (matched with no regard to backslash escapes, so stricter than Markdown; mrkdwn has no
+    such links). Tests compare it with what the bot's own text meant to put there;
+    plain_text is not parsed by Slack."""
+    texts: list[tuple[str, bool]] = []
+    """(text, is markdown): a streamed answer's text is markdown, so is a markdown block."""
+    blocks = message.get("blocks") or []
+    streamed = bool(message.get("streaming")) or any(b.get("type") == "markdown" for b in blocks)
+    texts.append((str(message.get("text") or ""), streamed))
+    for block in blocks:
+        text = block.get("text")
+        if isinstance(text, str):  # a markdown block
+            texts.append((text, True))
+        elif isinstance(text, dict) and text.get("type") == "mrkdwn":
+            texts.append((str(text.get("text", "")), False))
+        texts += [
+            (str(f.get("text", "")), False)
+            for f in block.get("fields") or []
+            if f.get("type") == "mrkdwn"
+        ]
+        texts += [
+            (str(e.get("text", "")), False)
+            for e in block.get("elements") or []
+            if isinstance(e, dict) and e.get("type") == "mrkdwn"
+        ]
+    found: list[str] = []
+    for text, markdown in texts:
+        found += [m.group(0) for m in _ENTITY.finditer(text)]
+        found += [m.group(0) for m in _BARE_BROADCAST.finditer(text)]
+        if markdown:
+            found += [m.group(0) for m in _MARKDOWN_LINK.finditer(text)]
+    return found
 
 
 def _rich_text(text: str) -> list[dict[str, Any]]:

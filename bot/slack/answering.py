@@ -120,8 +120,7 @@ class SettingsGuards:
         self._budget.spend(workspace, tokens)
 
     def policy_for(self, channel: str) -> CypherPolicy | None:
-        restrictions = self._channels.restrictions_for(channel)
-        return CypherPolicy(**restrictions._asdict()) if restrictions else None
+        return self._channels.cypher_policy_for(channel)
 
 
 @dataclass

@@ -9,7 +9,7 @@ import re
 import secrets
 from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
-from typing import Any
+from typing import Any, Literal
 
 from graph_agent.errors import FAILURE_TEXT
 from graph_agent.result import AgentResult
@@ -36,6 +36,23 @@ _BOLD = re.compile(r"\*\*(.+?)\*\*")
 _HEADING = re.compile(r"^#{1,6}\s+(.+)$", re.MULTILINE)
 _FENCE = "```"
 _ZWSP = "\u200b"
+_BIDI = re.compile("[\u200e\u200f\u202a-\u202e\u2066-\u2069]")
+"""Bidirectional marks, embeddings, overrides and isolates: they can make text read
+backwards (`gpj.exe` shown as `exe.jpg`), so shown text never carries them."""
+_HELD = re.compile("\ue000(\\d+)\ue001")
+_PRIVATE = re.compile("[\ue000\ue001]")
+_RISKY = re.compile(r"[*_~`\\\[\]()|#]|" + _BIDI.pattern)
+"""Characters that format or link in mrkdwn or Markdown; stored values holding one are
+rendered by `shown()` wherever they appear in the answer text."""
+_LOOKALIKE = str.maketrans({"*": "\u2217", "_": "\uff3f", "~": "\u223c", "`": "\u02cb"})
+"""mrkdwn has no escape for its formatting characters: a stored value shows look-alikes."""
+_MARKDOWN_SPECIAL = re.compile(r"([\\`*_~\[\]()|#])")
+_CODE = re.compile(r"```.*?(?:```|\Z)|`[^`\n]*`", re.DOTALL)
+_LINK_OPEN = re.compile(r"([\\\[\]])|(?<=\])\(")
+MAX_HELD_VALUES = 2000
+"""Stored values looked for in an answer's text (the first ones of the result)."""
+
+Target = Literal["mrkdwn", "markdown", "code", "plain"]
 
 Block = dict[str, Any]
 
@@ -72,15 +89,134 @@ def escape(text: str) -> str:
 
 
 def neutralise(text: str) -> str:
-    """Escape, and break bare `@channel`/`@here`/`@everyone` so they can't notify anyone."""
+    """Text that may carry stored values, made safe for mrkdwn or Markdown while keeping its
+    formatting: `& < >` escaped (no `<!here>`, `<@U…>` or `<url|label>`), bare
+    `@channel`/`@here`/`@everyone` broken with a zero-width space so they notify nobody, and
+    bidirectional controls dropped. For a value on its own, use `shown()`."""
+    text = _BIDI.sub("", text)
     return _BROADCAST.sub(lambda m: "@" + _ZWSP + m.group(1), escape(text))
 
 
-def to_mrkdwn(markdown: str) -> str:
-    """Model output (Markdown-ish) as safe Slack mrkdwn: `**b**`/headings → `*b*`."""
-    text = neutralise(markdown.strip())
+def shown(value: Any, target: Target = "mrkdwn") -> str:
+    """A stored value as Slack text: the one way a database value (a cell, a name in the
+    answer, the query that quotes it) reaches Slack. Always `neutralise`d (no broadcast,
+    mention or link, no bidi controls); then, so that it cannot format or hide a link:
+
+    - `mrkdwn` (section or context text): `* _ ~ `` ` `` become look-alikes (mrkdwn has no
+      escape for them), so `*bold*` shows as `∗bold∗`;
+    - `markdown` (a streamed answer): Markdown's specials backslash-escaped, so
+      `[text](https://x)` shows as written instead of a link hiding its target;
+    - `code` (inside a ``` block): triple backticks broken so the block cannot be closed;
+    - `plain` (plain_text objects, alt text): only bidi controls dropped, whitespace joined
+      (Slack does not parse plain text)."""
+    text = value if isinstance(value, str) else cell(value)
+    if target == "plain":
+        return " ".join(_BIDI.sub("", text).split())
+    safe = neutralise(text)
+    if target == "code":
+        return _defence(safe)
+    if target == "markdown":
+        return _MARKDOWN_SPECIAL.sub(r"\\\1", safe)
+    return safe.translate(_LOOKALIKE)
+
+
+def to_mrkdwn(markdown: str, values: Sequence[str] = ()) -> str:
+    """Model output (Markdown-ish) as safe Slack mrkdwn: `**b**`/headings → `*b*`; the stored
+    `values` it quotes are `shown()` as values (they cannot format)."""
+    text, held = _hold(markdown, values)
+    text = neutralise(text)
     text = _HEADING.sub(r"*\1*", text)
-    return _BOLD.sub(r"*\1*", text)
+    text = _BOLD.sub(r"*\1*", text)
+    return _release(text, held, "mrkdwn")
+
+
+def to_markdown(answer: str, values: Sequence[str] = ()) -> str:
+    """Model output as safe Markdown for streaming: `neutralise`d, no link (brackets escaped
+    outside code, so `[text](url)` shows as written), and the stored `values` it quotes
+    `shown()` as values. Its bold, headings, lists and code blocks are kept."""
+    text, held = _hold(answer, values)
+    text = neutralise(text)
+    text = "".join(
+        piece if is_code else _LINK_OPEN.sub(lambda m: "\\" + m.group(0), piece)
+        for piece, is_code in _code_pieces(text)
+    )
+    return _release(text, held, "markdown")
+
+
+def stored_values(rows: Sequence[Sequence[Any]], columns: Sequence[str] = ()) -> list[str]:
+    """The distinct strings of a result that could format or link (see `_RISKY`)."""
+    found: dict[str, None] = {}
+
+    def walk(value: Any) -> None:
+        if len(found) >= MAX_HELD_VALUES:
+            return
+        if isinstance(value, str):
+            if value.strip() and _RISKY.search(value):
+                found.setdefault(value)
+        elif isinstance(value, dict):
+            for item in value.values():
+                walk(item)
+        elif isinstance(value, list | tuple):
+            for item in value:
+                walk(item)
+
+    walk(list(columns))
+    walk(list(rows))
+    return list(found)
+
+
+def _hold(text: str, values: Sequence[str]) -> tuple[str, list[str]]:
+    """`text` with each quoted stored value replaced by a placeholder (private-use
+    characters), and the values held, in placeholder order."""
+    text = _PRIVATE.sub("", text.strip())
+    held: list[str] = []
+    if not values:
+        return text, held
+    parts = []
+    for value in sorted({v for v in values if v}, key=len, reverse=True):
+        if len(value) == 1:  # a lone `*` or `_` only when it stands alone, not the model's own
+            parts.append(rf"(?<!\S){re.escape(value)}(?=[\s.,;:!?)]|$)")
+        else:
+            parts.append(re.escape(value))
+
+    def hold(match: re.Match[str]) -> str:
+        held.append(match.group(0))
+        return f"\ue000{len(held) - 1}\ue001"
+
+    return re.compile("|".join(parts)).sub(hold, text), held
+
+
+def _release(text: str, held: list[str], target: Target) -> str:
+    """Put the held values back, `shown()` for `target`, or as code inside code."""
+    if not held:
+        return text
+    out = []
+    for piece, is_code in _code_pieces(text):
+        if is_code:
+            inline = not piece.startswith(_FENCE)
+
+            def code(m: re.Match[str], inline: bool = inline) -> str:
+                value = shown(held[int(m.group(1))], "code")
+                return value.replace("`", "\u02cb") if inline else value
+
+            out.append(_HELD.sub(code, piece))
+        else:
+            out.append(_HELD.sub(lambda m: shown(held[int(m.group(1))], target), piece))
+    return "".join(out)
+
+
+def _code_pieces(text: str) -> list[tuple[str, bool]]:
+    """`text` cut into (piece, is code) at its code blocks and inline code spans."""
+    pieces: list[tuple[str, bool]] = []
+    at = 0
+    for match in _CODE.finditer(text):
+        if match.start() > at:
+            pieces.append((text[at : match.start()], False))
+        pieces.append((match.group(0), True))
+        at = match.end()
+    if at < len(text) or not pieces:
+        pieces.append((text[at:], False))
+    return pieces
 
 
 def _defence(code: str) -> str:
@@ -109,7 +245,14 @@ def split_text(text: str, limit: int = SECTION_BUDGET) -> list[str]:
 
 
 def truncate(text: str, limit: int) -> str:
-    return text if len(text) <= limit else text[: limit - 1].rstrip() + "…"
+    """At most `limit` characters, with `…` where cut; never inside an `&amp;`-style entity."""
+    if len(text) <= limit:
+        return text
+    kept = text[: limit - 1]
+    amp = kept.rfind("&", max(0, len(kept) - 6))
+    if amp != -1 and ";" not in kept[amp:]:
+        kept = kept[:amp]
+    return kept.rstrip() + "…"
 
 
 # ---- tables -----------------------------------------------------------------------------
@@ -180,8 +323,9 @@ def context(mrkdwn: str) -> Block:
 
 
 def code_sections(code: str, *, label: str = "") -> list[Block]:
-    """Code (unescaped) in code-block sections, split to fit; `label` goes above the first."""
-    safe = escape(_defence(code))
+    """Code (unescaped) in code-block sections, split to fit; `label` goes above the first.
+    The code is `shown()` as code: the table and the query quote stored values."""
+    safe = shown(code, "code")
     budget = SECTION_BUDGET - len(label) - 10
     blocks = []
     for i, piece in enumerate(split_text(safe, budget)):
@@ -216,7 +360,8 @@ def answer_message(
     since 👍 and the buttons act on it."""
     if result.outcome == "failed":
         return error_message(result.error_kind or "failed", reference_id(), result.answer)
-    answer = to_mrkdwn(result.answer or "I have no answer to that.")
+    values = stored_values(result.rows, result.columns)
+    answer = to_mrkdwn(result.answer or "I have no answer to that.", values)
     answer_pieces = split_text(answer)
     if len(answer_pieces) > MAX_ANSWER_SECTIONS:
         answer_pieces = answer_pieces[:MAX_ANSWER_SECTIONS]
@@ -245,7 +390,7 @@ def answer_message(
     blocks = [*said, *table, *([context(note)] if note else []), *query, *tail]
     if block_text(blocks) <= BLOCK_TEXT_BUDGET:
         rest = _fit(blocks[len(answer_pieces) :])
-        stream = Streamed(_markdown(result.answer or "I have no answer to that."), rest)
+        stream = Streamed(to_markdown(result.answer or "I have no answer to that.", values), rest)
         return Rendered(
             fallback, _fit(blocks), csv=_csv(result) if wants_csv else None, stream=stream
         )
@@ -280,12 +425,6 @@ def with_note(message: Rendered, mrkdwn: str) -> Rendered:
     if stream is not None:  # streamed, the note closes the message with the other blocks
         stream = replace(stream, blocks=_fit([context(mrkdwn), *stream.blocks]))
     return replace(message, blocks=_fit([context(mrkdwn), *message.blocks]), stream=stream)
-
-
-def _markdown(answer: str) -> str:
-    """The model's answer as markdown for streaming: escaped like mrkdwn (`& < >`), so nothing
-    in it becomes a link or a mention, and no bare @channel notifies anyone."""
-    return neutralise(answer.strip())
 
 
 def _csv(result: AgentResult) -> str:

@@ -16,6 +16,7 @@ from graph_agent.evaluation.items import EvalItem, chains
 from graph_agent.evaluation.scoring import refused, score_answer
 from graph_agent.graphdb.errors import GraphError
 from graph_agent.result import AgentResult, Firing, Stage
+from guardrails.cypher_policy import CypherPolicy
 from memory.types import Turn
 
 logger = logging.getLogger(__name__)
@@ -42,12 +43,16 @@ class RunOptions:
     """Conversations asked at the same time (1 for a small local model)."""
     disabled_rules: frozenset[str] = frozenset()
     """Repair rules turned off for the run (an ablation: `--without-rule NAME`)."""
+    channel: str | None = None
+    """Asked as in this Slack channel (`--channel`): `policy` holds its restrictions."""
+    policy: CypherPolicy | None = None
 
     @property
     def key(self) -> str:
         """Names the run in records, summaries and file names: `full/examples-on`."""
         key = f"{self.mode}/examples-{'on' if self.examples else 'off'}"
-        return key + "".join(f"/without-{name}" for name in sorted(self.disabled_rules))
+        key += "".join(f"/without-{name}" for name in sorted(self.disabled_rules))
+        return key + (f"/channel-{self.channel}" if self.channel else "")
 
     @property
     def slug(self) -> str:
@@ -221,8 +226,8 @@ async def _ask(
 ) -> AgentResult:
     if options.mode == "single-shot":
         # The baseline has no rewrite step, so a follow-up goes in exactly as asked.
-        return await agent.arun(item.question, flow="single-shot")
-    return await agent.arun(item.question, history=list(history))
+        return await agent.arun(item.question, flow="single-shot", policy=options.policy)
+    return await agent.arun(item.question, history=list(history), policy=options.policy)
 
 
 async def run_item(

@@ -16,10 +16,8 @@ from graph_agent.graphdb.protocol import Validation
 from graph_agent.nodes.common import Update, attempt_failed, step
 from graph_agent.repair import Case, Kind, Runner, Trigger
 from graph_agent.result import Stage
+from graph_agent.schema_check import check_schema
 from graph_agent.state import AgentState
-from graph_agent.statement import (
-    check_schema,
-)
 from guardrails.cypher_policy import check_cypher
 from guardrails.cypher_tokens import tokenize
 from guardrails.extract import extract_cypher

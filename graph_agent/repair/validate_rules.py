@@ -5,14 +5,11 @@ Each docstring names the failure it answers with a general example.
 
 from __future__ import annotations
 
+from graph_agent.repair.edits import bind_unbound_variable, property_through_neighbour
 from graph_agent.repair.rule import Case, Fix, Kind, Phase, Trigger, rule
 from graph_agent.result import Stage
 from graph_agent.schema_examples import question_focus
-from graph_agent.statement import (
-    bind_unbound_variable,
-    property_through_neighbour,
-    with_limit,
-)
+from graph_agent.statement import with_limit
 
 V, S = Phase.VALIDATE, Trigger.STATEMENT
 

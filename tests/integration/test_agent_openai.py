@@ -181,3 +181,35 @@ def test_repeated_runs_reuse_pooled_connections(demo_db: GraphDB, fake: FakeOpen
     for thread in threads:
         thread.join()
     assert outcomes == ["answered"] * 6
+
+
+def test_cli_ask_in_a_channel_applies_its_restrictions(
+    cli_env: None, fake: FakeOpenAI, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # The model's statement reads Team, which C0RESTRICT hides: as the bot would in that
+    # channel, every attempt is refused and nothing about teams comes back.
+    monkeypatch.setenv("CHANNEL_RESTRICTIONS", "C0RESTRICT:Team")
+    question = "Which teams have the most people?"
+    outcome = CliRunner().invoke(
+        bot.cli.app, ["ask", question, "--json", "--no-memory", "--channel", "C0RESTRICT"]
+    )
+    result = json.loads(outcome.stdout)
+    assert outcome.exit_code == 1, outcome.output
+    assert result["outcome"] == "failed" and result["rows"] == []
+    assert result["attempts"] and all(a["stage"] == "policy" for a in result["attempts"])
+    assert "not available in this channel" in result["answer"]
+    # Another channel has no restrictions: the same question is answered.
+    other = CliRunner().invoke(
+        bot.cli.app, ["ask", question, "--json", "--no-memory", "--channel", "C0OPEN"]
+    )
+    assert other.exit_code == 0, other.output
+    assert json.loads(other.stdout)["rows"][0] == ["Notifications", 11]
+
+
+def test_cli_ask_in_a_channel_the_bot_does_not_answer_in_says_so(
+    cli_env: None, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("DENIED_CHANNELS", '["C0DENIED"]')
+    outcome = CliRunner().invoke(bot.cli.app, ["ask", "Who?", "--channel", "C0DENIED"])
+    assert outcome.exit_code == 2
+    assert "does not answer in C0DENIED" in outcome.output and "DENIED_CHANNELS" in outcome.output

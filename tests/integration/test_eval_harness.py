@@ -224,6 +224,21 @@ def test_cli_without_rule_is_its_own_run_and_a_typo_is_refused(
     assert outcome.exit_code == 2 and "no repair rule called counted-lable" in outcome.output
 
 
+def test_cli_eval_in_a_channel_is_its_own_run_with_its_restrictions(
+    cli_env: None, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("CHANNEL_RESTRICTIONS", "C0EVAL:Person")
+    _eval("--limit", "3", "--out", str(tmp_path), "--channel", "C0EVAL")
+    path = tmp_path / "results-full-examples-on-channel-C0EVAL.jsonl"
+    records = [json.loads(line) for line in path.read_text().splitlines()]
+    assert len(records) == 3 and all(r["run"].endswith("/channel-C0EVAL") for r in records)
+    by_id = {r["id"]: r for r in records}
+    # The second demo item asks a person's title: in this channel Person is hidden, so it
+    # cannot be answered; the questions about teams still are.
+    assert by_id["lookup-person-title"]["outcome"] == "failed"
+    assert by_id["lookup-team-department"]["strict"]
+
+
 def test_cli_examples_off_and_a_bad_file(cli_env: None, tmp_path: Path) -> None:
     _eval("--limit", "2", "--out", str(tmp_path), "--examples", "off")
     records = (tmp_path / "results-full-examples-off.jsonl").read_text().splitlines()

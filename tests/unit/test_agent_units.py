@@ -13,17 +13,12 @@ from graph_agent.examples import InMemoryExampleStore, normalise_question
 from graph_agent.graphdb import GraphConnectionError, GraphDB
 from graph_agent.graphdb.protocol import GraphSchema, LabelInfo, PropertyInfo, RelPattern
 from graph_agent.pruning import relevant_labels, stem
+from graph_agent.repair.edits import bind_unbound_variable, property_through_neighbour
 from graph_agent.restrict import restricted_schema
 from graph_agent.routing import after_draft, after_evaluate, after_execute, after_understand
+from graph_agent.schema_check import check_schema, flip_relationships
 from graph_agent.state import AgentState
-from graph_agent.statement import (
-    bind_unbound_variable,
-    check_schema,
-    flip_relationships,
-    needs_limit,
-    property_through_neighbour,
-    with_limit,
-)
+from graph_agent.statement import needs_limit, with_limit
 from graph_agent.structured import Evaluation, ask_structured
 from graph_agent.words import plural, singular
 from guardrails.cypher_policy import CypherPolicy

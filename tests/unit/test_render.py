@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 import pytest
 
 from bot.slack import render
@@ -191,3 +193,139 @@ def test_unlisted_failure_shows_the_agents_own_explanation_neutralised() -> None
     assert "3 attempts" in text and "try naming the team" in text
     assert "<!channel>" not in text
     assert "Something went wrong" not in text
+
+
+# ---- hostile stored values ----------------------------------------------------------------
+
+HOSTILE = [
+    "@channel",
+    "@here",
+    "<!here>",
+    "<!channel>",
+    "<@U123>",
+    "<https://x|y>",
+    "[text](https://x)",
+    "[Reset your SSO password](https://evil.example/login)",
+    "*bold*",
+    "_it_",
+    "~s~",
+    "`",
+    "a `tick",
+    "Fish & Chips",
+    "a < b",
+    "c > d",
+    "evil\u202etxt.exe",
+]
+"""Stored values that would ping, format, link or read backwards if shown as they are."""
+
+_UNSHOW = str.maketrans({"\u2217": "*", "\uff3f": "_", "\u223c": "~", "\u02cb": "`", "\u200b": ""})
+
+
+def as_read(text: str, *, markdown: bool = False) -> str:
+    """Roughly what a person reads: entities decoded, zero-width spaces gone, look-alikes
+    read as what they stand for, Markdown's backslash escapes applied."""
+    import html
+    import re
+
+    if markdown:
+        text = re.sub(r"\\(.)", r"\1", text)
+    return html.unescape(text).translate(_UNSHOW)
+
+
+def readable(value: str) -> str:
+    return value.replace("\u202e", "")
+
+
+def hostile_result(value: str) -> AgentResult:
+    return result(
+        answer=f"## Owners\n**{value}** owns it; the name is {value} .\n\n```\nMATCH stays code\n```",
+        cypher=f"MATCH (t:Team {{name: {value!r}}}) RETURN t.name AS name",
+        columns=["name"],
+        rows=[[value], [{"nested": value}]],
+    )
+
+
+def slack_entities(rendered_or_blocks: dict[str, Any]) -> list[str]:
+    from bot.playground.emulator_state import slack_entities as found
+
+    return found(rendered_or_blocks)
+
+
+@pytest.mark.parametrize("value", HOSTILE)
+def test_a_hostile_stored_value_cannot_ping_link_or_format(value: str) -> None:
+    rendered = render.answer_message(hostile_result(value))
+    assert rendered.stream is not None
+    posted = {"text": rendered.text, "blocks": rendered.blocks}
+    streamed = {
+        "text": rendered.stream.markdown,
+        "blocks": [{"type": "markdown", "text": rendered.stream.markdown}, *rendered.stream.blocks],
+    }
+    # Nothing Slack would turn into a broadcast, a mention or a link, posted or streamed.
+    assert slack_entities(posted) == []
+    assert slack_entities(streamed) == []
+    [answer, table, query] = [b["text"]["text"] for b in rendered.blocks[:3]]
+    # The value is still there to read: in the answer (mrkdwn and Markdown), table and query.
+    assert readable(value) in as_read(answer)
+    assert readable(value) in as_read(rendered.stream.markdown, markdown=True)
+    assert readable(value)[:20] in as_read(table)  # cells are cut at MAX_CELL_WIDTH
+    assert readable(repr(value)) in as_read(query)
+    assert "\u202e" not in all_text(rendered) + rendered.stream.markdown
+    # It cannot format: quoted in the answer, it is shown as a value, in mrkdwn and Markdown.
+    plain = render.answer_message(result(answer=f"The name is {value} .", rows=[[value]]))
+    assert plain.blocks[0]["text"]["text"] == f"The name is {render.shown(value)} ."
+    assert plain.stream is not None
+    assert plain.stream.markdown == f"The name is {render.shown(value, 'markdown')} ."
+    # The bot's own formatting is kept: its heading, bold, code block and query label.
+    assert answer.startswith("*Owners*\n*") and "```\nMATCH stays code\n```" in answer
+    assert rendered.stream.markdown.startswith("## Owners\n**")
+    assert "```\nMATCH stays code\n```" in rendered.stream.markdown
+    assert table.startswith("```\n") and table.endswith("\n```") and table.count("```") == 2
+    assert query.startswith("*Query*\n```\n")
+
+
+@pytest.mark.parametrize(
+    ("value", "target", "text"),
+    [
+        ("@channel", "mrkdwn", "@\u200bchannel"),
+        ("<!here>", "mrkdwn", "&lt;!here&gt;"),
+        (
+            "*bold* _it_ ~s~ `c`",
+            "mrkdwn",
+            "\u2217bold\u2217 \uff3fit\uff3f \u223cs\u223c \u02cbc\u02cb",
+        ),
+        ("[text](https://x)", "mrkdwn", "[text](https://x)"),
+        ("[text](https://x)", "markdown", "\\[text\\]\\(https://x\\)"),
+        ("*bold* & <b>", "markdown", "\\*bold\\* &amp; &lt;b&gt;"),
+        ("a ``` b @here", "code", "a `\u200b`` b @\u200bhere"),
+        ("*bold*", "code", "*bold*"),
+        ("x\u202ey\u2066z", "plain", "xyz"),
+        (None, "mrkdwn", ""),
+        (1.5, "markdown", "1.5"),
+    ],
+)
+def test_shown_is_the_one_way_a_value_reaches_slack(
+    value: object, target: render.Target, text: str
+) -> None:
+    assert render.shown(value, target) == text
+
+
+def test_links_the_model_writes_are_not_streamed_as_links() -> None:
+    markdown = render.to_markdown("See [Reset](https://evil.example) or `[a](b)` and \\[c](d)")
+    assert markdown == "See \\[Reset\\]\\(https://evil.example) or `[a](b)` and \\\\\\[c\\]\\(d)"
+
+
+def test_the_models_own_formatting_is_kept_where_it_does_not_quote_a_value() -> None:
+    values = render.stored_values([["_it_"], ["*"]], ["name"])
+    assert values == ["_it_", "*"]
+    text = render.to_mrkdwn("**Top** _team_ is _it_; 2 * 3 and * alone", values)
+    assert text == "*Top* _team_ is \uff3fit\uff3f; 2 \u2217 3 and \u2217 alone"
+
+
+def test_a_value_inside_the_models_code_stays_code() -> None:
+    text = render.to_mrkdwn("Name: `*bold*` and *bold*", ["*bold*"])
+    assert text == "Name: `*bold*` and \u2217bold\u2217"
+
+
+def test_truncate_never_cuts_an_entity() -> None:
+    assert render.truncate("x" * 7 + "&amp;yyy", 10) == "xxxxxxx…"
+    assert render.truncate("abc&amp; and more", 12) == "abc&amp; an…"

@@ -22,6 +22,7 @@ from graph_agent.graphdb.protocol import (
     Validation,
     ValueMatch,
 )
+from graph_agent.schema_check import check_schema
 from graph_agent.schema_examples import (
     SHAPES,
     Focus,
@@ -34,7 +35,6 @@ from graph_agent.schema_examples import (
     relationship_phrase,
     retrieval_query,
 )
-from graph_agent.statement import check_schema
 from guardrails.cypher_policy import CypherPolicy, check_cypher
 from memory.types import Example
 

@@ -1,0 +1,307 @@
+"""The schema check: labels, relationship types, properties and directions a statement names,
+with the notes that say what the graph has instead; a direction written against the only one the
+schema allows is flipped in place."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from graph_agent.graphdb.protocol import GraphSchema, LabelInfo, RelPattern
+from guardrails.cypher_tokens import ReferencedNames, Token, referenced_names, tokenize
+from guardrails.words import stem
+
+
+@dataclass
+class SchemaCheck:
+    """The verdict of `check_schema`: the (possibly direction-corrected) statement and problems."""
+
+    cypher: str
+    problems: list[str] = field(default_factory=list)
+    """Why the statement cannot run on this schema; empty when it can."""
+    corrections: list[str] = field(default_factory=list)
+    """What was fixed automatically (relationship directions)."""
+    unknown: list[str] = field(default_factory=list)
+    """Labels, relationship types and properties the statement names that the schema lacks."""
+
+
+def _misplaced_properties(
+    names: ReferencedNames, known: set[str], schema: GraphSchema
+) -> list[str]:
+    """`a.name` where `a` is an Airport and only City and Region have `name`: a read that can
+    only give nulls (a 1.5B model's rows of nulls looked like answers). Properties no label has
+    are reported as unknown already; labels without sampled properties are not judged."""
+    wrong: dict[str, tuple[LabelInfo, list[str]]] = {}
+    for var, prop in names.accesses:
+        label = schema.label(names.variables.get(var, ""))
+        if label is None or not label.properties or prop not in known:
+            continue
+        if all(p.name != prop for p in label.properties):
+            props = wrong.setdefault(label.name, (label, []))[1]
+            if prop not in props:
+                props.append(prop)
+    return [
+        f"{label.name} has no propert(y/ies) {', '.join(props)}; {label.name} has: "
+        + ", ".join(p.name for p in label.properties[:12])
+        + "".join(_related_instead(label.name, prop, schema) for prop in props)
+        for label, props in wrong.values()
+    ]
+
+
+def _related_instead(label: str, prop: str, schema: GraphSchema) -> str:
+    """`m.type` on a Machine that has `(:Machine)-[:TYPE]->(:Type)`: the value is a related
+    node, not a property. A 1.5B model given only "Machine has: id, name" wrote `m.type` three
+    times; naming the relationship is what it needed."""
+    prop_stem = stem(prop)
+    for rel in schema.relationships:
+        if label not in (rel.start, rel.end):
+            continue
+        other = rel.end if rel.start == label else rel.start
+        if prop_stem not in (stem(rel.type), stem(other)):
+            continue
+        info = schema.label(other)
+        keys = ", ".join(p.name for p in info.properties[:6]) if info is not None else ""
+        return (
+            f". Its {prop} is a related node: match (:{rel.start})-[:{rel.type}]->(:{rel.end})"
+            f" and return a property of the {other}" + (f" ({keys})" if keys else "")
+        )
+    for rel in neighbours_with(label, prop, schema)[:1]:
+        # `m.ram` where the Machine's Type has `ram`: one hop away.
+        other = rel.end if rel.start == label else rel.start
+        return (
+            f". {prop} is a property of the related {other}: match "
+            f"(:{rel.start})-[:{rel.type}]->(:{rel.end}) and use the {other}'s {prop}"
+        )
+    return ""
+
+
+def neighbours_with(label: str, prop: str, schema: GraphSchema) -> list[RelPattern]:
+    """The relationships from `label` to another label that has `prop`."""
+    return [
+        rel
+        for rel in schema.relationships
+        if label in (rel.start, rel.end)
+        and rel.start != rel.end
+        and has_property(schema.label(rel.end if rel.start == label else rel.start), prop)
+    ]
+
+
+def _routes(schema: GraphSchema, start: str, end: str, rel_type: str, limit: int = 2) -> list[str]:
+    """Two-hop paths from `start` to `end` as the schema has them, those using `rel_type`
+    first: `(:Machine)-[:RUNS]->(:Application)-[:LISTENS]->(:Port)` for a `Machine-LISTENS->Port`
+    the graph lacks (the machine's processes listen, not the machine)."""
+
+    def hops(label: str) -> list[tuple[str, str]]:
+        """(pattern text from `label`'s side, the label at the other end)."""
+        out = [
+            (f"-[:{r.type}]->(:{r.end})", r.end) for r in schema.relationships if r.start == label
+        ]
+        out += [
+            (f"<-[:{r.type}]-(:{r.start})", r.start) for r in schema.relationships if r.end == label
+        ]
+        return out
+
+    found: list[tuple[bool, str]] = []
+    for first, middle in hops(start):
+        if middle in (start, end):
+            continue
+        for second, other in hops(middle):
+            if other == end:
+                text = f"(:{start}){first}{second}"
+                found.append((f"[:{rel_type}]" not in text, text))
+    found.sort(key=lambda item: item[0])  # stable: the schema's order within each group
+    return [text for _rank, text in found[:limit]]
+
+
+def _property_guidance(unknown: list[str], used: set[str], schema: GraphSchema) -> str:
+    """What to write instead of unknown properties, for the correct step: a property named
+    like a label is reached through a relationship (`a.country` on a graph with `(:Country)`),
+    else the properties the statement's labels do have. A bare "unknown property country" made
+    a 1.5B model write `a.country` three times."""
+    hints: list[str] = []
+    by_stem = {stem(label.name): label for label in schema.labels}
+    for prop in unknown:
+        label = by_stem.get(stem(prop))
+        if label is None:
+            continue
+        paths = [
+            f"(:{r.start})-[:{r.type}]->(:{r.end})"
+            for r in schema.relationships
+            if label.name in (r.start, r.end) and (not used or {r.start, r.end} & used)
+        ][:3]
+        keys = ", ".join(p.name for p in label.properties[:6])
+        via = f" through {' or '.join(paths)}" if paths else " through a relationship"
+        hints.append(
+            f"{prop} is the node label {label.name}: reach it{via} and return its "
+            f"properties ({keys})"
+        )
+    if not hints:
+        for name in sorted(used)[:3]:
+            label = schema.label(name)
+            if label is not None and label.properties:
+                keys = ", ".join(p.name for p in label.properties[:12])
+                hints.append(f"{name} has: {keys}")
+    return f" ({'; '.join(hints)})" if hints else ""
+
+
+def _labels_held_as_properties(unknown: set[str], schema: GraphSchema) -> dict[str, str]:
+    """Unknown labels that are a property of some label (`(:Runway)` on a graph whose Airport
+    has `runways`): label → what to write instead. Such a name is not data the graph lacks."""
+    found: dict[str, str] = {}
+    for name in sorted(unknown):
+        owners = [
+            (label.name, prop.name)
+            for label in schema.labels
+            for prop in label.properties
+            if stem(prop.name) == stem(name)
+        ]
+        if owners:
+            where = "; ".join(f"{owner}.{prop}" for owner, prop in owners[:3])
+            found[name] = (
+                f"{name} is not a node label but a property ({where}): match the "
+                f"{owners[0][0]} node and return its {owners[0][1]}"
+            )
+    return found
+
+
+def _fits(want: str | None, have: str) -> bool:
+    return want is None or want == have
+
+
+def check_schema(cypher: str, schema: GraphSchema) -> SchemaCheck:
+    """Unknown labels, relationship types and properties; directions the schema never has.
+
+    A relationship written against the only direction the schema allows is flipped in place
+    when every use of that type in the statement is reversed; otherwise it is a problem.
+    """
+    names = referenced_names(cypher)
+    labels = {label.name for label in schema.labels}
+    types = {rel.type for rel in schema.relationships}
+    props = {p.name for label in schema.labels for p in label.properties}
+    props |= {p.name for rel in schema.relationships for p in rel.properties}
+    check = SchemaCheck(cypher=cypher)
+    held_as_property = _labels_held_as_properties(names.labels - labels, schema)
+    check.unknown = sorted(
+        (names.labels - labels - set(held_as_property))
+        | (names.rel_types - types)
+        | (names.properties - props)
+    )
+    if unknown := sorted(names.labels - labels):
+        check.problems.append(
+            f"unknown label(s) {', '.join(unknown)}; labels are: {', '.join(sorted(labels))}"
+            + "".join(f". {hint}" for hint in held_as_property.values())
+        )
+    if unknown := sorted(names.rel_types - types):
+        check.problems.append(
+            f"unknown relationship type(s) {', '.join(unknown)}; "
+            f"types are: {', '.join(sorted(types))}"
+        )
+    if unknown := sorted(names.properties - props):
+        check.problems.append(
+            f"unknown propert(y/ies) {', '.join(unknown)}"
+            + _property_guidance(unknown, names.labels & labels, schema)
+        )
+    check.problems.extend(_misplaced_properties(names, props, schema))
+
+    reversed_types: set[str] = set()
+    kept_types: set[str] = set()
+    for left, rel_type, right, direction in names.patterns:
+        if direction == "-" or rel_type not in types:
+            continue
+        start, end = (left, right) if direction == "->" else (right, left)
+        known = [r for r in schema.relationships if r.type == rel_type]
+        if any(_fits(start, r.start) and _fits(end, r.end) for r in known):
+            kept_types.add(rel_type)
+        elif any(_fits(end, r.start) and _fits(start, r.end) for r in known):
+            reversed_types.add(rel_type)
+        else:
+            # The patterns nearest the one written first: same start, then same end.
+            known.sort(key=lambda r: (r.start != start, r.end != end))
+            allowed = ", ".join(f"(:{r.start})-[:{r.type}]->(:{r.end})" for r in known[:8])
+            problem = (
+                f"no ({':' + start if start else ''})-[:{rel_type}]->({':' + end if end else ''})"
+                f" in the graph; it has {allowed}" + ("…" if len(known) > 8 else "")
+            )
+            # A route only when the start never has this relationship and no other one links
+            # the two labels (`Machine-LISTENS->Port`: the machine's processes listen); else
+            # the nearest patterns above are the better hint.
+            linked = any({r.start, r.end} == {start, end} for r in schema.relationships)
+            has_type = any(r.start == start for r in known)
+            routes = (
+                _routes(schema, start, end, rel_type)
+                if start in labels and end in labels and not linked and not has_type
+                else []
+            )
+            if routes:
+                problem += f". {start} reaches {end} through {' or '.join(routes)}"
+            check.problems.append(problem)
+    for rel_type in sorted(reversed_types):
+        known = [r for r in schema.relationships if r.type == rel_type]
+        allowed = ", ".join(f"(:{r.start})-[:{r.type}]->(:{r.end})" for r in known)
+        if rel_type in kept_types:
+            check.problems.append(f"wrong direction for {rel_type}: the graph has {allowed}")
+            continue
+        check.cypher = flip_relationships(check.cypher, rel_type)
+        check.corrections.append(f"reversed {rel_type} to match {allowed}")
+    return check
+
+
+def _rel_groups(tokens: list[Token]) -> list[tuple[list[str], list[Token], list[Token]]]:
+    """Each `-[...]-` relationship: (types, arrow tokens on the left, arrow tokens on the right)."""
+    groups = []
+    for i, tok in enumerate(tokens):
+        if not tok.is_punct("[") or i == 0 or not tokens[i - 1].is_punct("-"):
+            continue
+        left = [tokens[i - 1]]
+        if i >= 2 and tokens[i - 2].is_punct("<"):
+            left.insert(0, tokens[i - 2])
+        elif not (i >= 2 and tokens[i - 2].is_punct(")")):
+            continue
+        depth, k, rel_types = 0, i, []
+        while k < len(tokens):
+            if tokens[k].is_punct("["):
+                depth += 1
+            elif tokens[k].is_punct("]"):
+                depth -= 1
+                if depth == 0:
+                    break
+            elif (
+                tokens[k].is_punct(":", "|")
+                and depth == 1
+                and k + 1 < len(tokens)
+                and tokens[k + 1].is_name
+            ):
+                rel_types.append(tokens[k + 1].value)
+            k += 1
+        if k + 1 >= len(tokens) or not tokens[k + 1].is_punct("-"):
+            continue
+        right = [tokens[k + 1]]
+        if k + 2 < len(tokens) and tokens[k + 2].is_punct(">"):
+            right.append(tokens[k + 2])
+        groups.append((rel_types, left, right))
+    return groups
+
+
+def flip_relationships(cypher: str, rel_type: str) -> str:
+    """Reverse the arrow of every directed `-[:rel_type]-` in the statement."""
+    edits: list[tuple[int, int, str]] = []  # (start, end, replacement)
+    for rel_types, left, right in _rel_groups(tokenize(cypher)):
+        if rel_type not in rel_types:
+            continue
+        points_right = len(right) == 2
+        points_left = len(left) == 2
+        if points_right == points_left:
+            continue
+        if points_right:
+            edits.append((left[0].position, left[0].position, "<"))
+            edits.append((right[1].position, right[1].end, ""))
+        else:
+            edits.append((left[0].position, left[0].end, ""))
+            edits.append((right[-1].end, right[-1].end, ">"))
+    for start, end, text in sorted(edits, reverse=True):
+        cypher = cypher[:start] + text + cypher[end:]
+    return cypher
+
+
+def has_property(label: LabelInfo | None, prop: str) -> bool:
+    """Whether the label is known and has that property."""
+    return label is not None and any(p.name == prop for p in label.properties)
