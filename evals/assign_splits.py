@@ -2,8 +2,9 @@
 
     .venv/bin/python evals/assign_splits.py evals/northwind.yaml [--seed 25] [--all dev|test]
 
-Items that already have a split keep it; follow-up chains stay whole; the test side holds at
-least 40% of the items. The file is edited in place, comments and layout kept: one line is
+Items that already have a split keep it; follow-up chains stay whole; within each kind of
+question (an item's first tag) the test side holds at least 40%; the seed is mixed with the
+file's name. The file is edited in place, comments and layout kept: one line is
 inserted after each item's `- id:` line. Run once per file and commit the result; see
 docs/eval.md ("Dev and test splits") for the rule the splits serve.
 """
@@ -30,7 +31,7 @@ def main() -> None:
     if args.all:
         wanted = {item.id: item.split or args.all for item in items}
     else:
-        wanted = assign_splits(items, seed=args.seed)
+        wanted = assign_splits(items, seed=f"{args.seed}:{args.file.stem}")
     has_split = {item.id for item in items if item.split is not None}
     out: list[str] = []
     for line in args.file.read_text(encoding="utf-8").splitlines(keepends=True):

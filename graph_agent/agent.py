@@ -23,7 +23,7 @@ from graph_agent.loop import on_agent_loop, run_on_agent_loop
 from graph_agent.restrict import restricted_schema
 from graph_agent.result import AgentResult, ProgressCallback, failure, result_from_state
 from graph_agent.state import AgentState
-from guardrails.cypher_policy import CypherPolicy
+from guardrails import CypherPolicy
 from memory.types import ExampleStore, Turn
 
 logger = logging.getLogger(__name__)

@@ -10,7 +10,7 @@ from graph_agent.config import AgentConfig
 from graph_agent.graphdb.protocol import GraphReader, GraphSchema
 from graph_agent.llm import LLMs
 from graph_agent.result import ProgressCallback, ProgressEvent
-from guardrails.cypher_policy import CypherPolicy
+from guardrails import CypherPolicy
 from memory.types import ExampleStore
 
 logger = logging.getLogger(__name__)

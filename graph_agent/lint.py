@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from guardrails.cypher_tokens import Token, tokenize
+from guardrails import Token, tokenize
 
 _CASE_FUNCTIONS = frozenset({"TOLOWER", "TOUPPER", "LOWER", "UPPER"})
 _CALLS = ("COLLECT", "COUNT", "EXISTS", "ANY", "ALL", "NONE", "SINGLE", "SHORTEST")

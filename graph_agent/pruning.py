@@ -6,7 +6,7 @@ import re
 from collections.abc import Iterable, Sequence
 
 from graph_agent.graphdb.protocol import GraphSchema
-from guardrails.words import split_name, stem
+from guardrails import split_name, stem
 
 _WORD = re.compile(r"[A-Za-z0-9]+")
 

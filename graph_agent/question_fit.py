@@ -9,8 +9,7 @@ from graph_agent.graphdb.protocol import GraphSchema
 from graph_agent.pruning import name_words
 from graph_agent.statement import fresh_variable
 from graph_agent.words import article, plural
-from guardrails.cypher_tokens import referenced_names
-from guardrails.words import split_name, stem
+from guardrails import referenced_names, split_name, stem
 
 _COUNTED = re.compile(
     r"\b(?:how\s+many|number\s+of|(?:the\s+)?(?:most|fewest|least))\s+"

@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import replace
 
 from graph_agent.graphdb.protocol import GraphSchema, PropertyInfo
-from guardrails.cypher_policy import CypherPolicy
+from guardrails import CypherPolicy
 
 
 def restricted_schema(schema: GraphSchema, policy: CypherPolicy | None) -> GraphSchema:

@@ -7,8 +7,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from graph_agent.graphdb.protocol import GraphSchema, LabelInfo, RelPattern
-from guardrails.cypher_tokens import ReferencedNames, Token, referenced_names, tokenize
-from guardrails.words import stem
+from guardrails import ReferencedNames, Token, referenced_names, stem, tokenize
 
 
 @dataclass

@@ -17,8 +17,7 @@ from graph_agent.graphdb.errors import GraphConnectionError, GraphError
 from graph_agent.result import Attempt, Stage
 from graph_agent.state import AgentState
 from graph_agent.statement import with_limit
-from guardrails.cypher_policy import check_cypher
-from guardrails.extract import extract_cypher
+from guardrails import check_cypher, extract_cypher
 
 
 @nodes.step("prepare")

@@ -8,7 +8,7 @@ from typing import Annotated, Any, NamedTuple, NotRequired, TypedDict
 from graph_agent.errors import ErrorKind
 from graph_agent.llm import LLMCall
 from graph_agent.result import Attempt, Firing, Stage
-from guardrails.topic import Scope
+from guardrails import Scope
 from memory.types import Outcome, Turn
 
 
@@ -78,6 +78,8 @@ class AgentState(TypedDict):
     """The first result the evaluate step doubted: the answer when no later attempt does better."""
     unconfirmed: NotRequired[bool]
     """The answer is such a doubted result, given with a caveat."""
+    missing_data: NotRequired[list[str]]
+    """Words of the question that statements needed as names the graph lacks ("salary")."""
     answer: NotRequired[str]
     """The final text for the user."""
     ungrounded: NotRequired[bool]

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Collection, Sequence
 
-from guardrails.cypher_tokens import Token, tokenize
+from guardrails import Token, tokenize
 
 AGGREGATES = frozenset(
     {"COUNT", "SUM", "AVG", "MIN", "MAX", "COLLECT", "STDEV", "STDEVP", "PERCENTILECONT",

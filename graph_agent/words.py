@@ -3,7 +3,7 @@
 
 from __future__ import annotations
 
-from guardrails.words import split_name
+from guardrails import split_name
 
 UNCOUNTABLE = frozenset(
     {"software", "hardware", "firmware", "middleware", "data", "metadata", "information",

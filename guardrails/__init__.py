@@ -1,1 +1,55 @@
-"""Pure safety checks: Cypher read-only policy, topic-scope decisions, input limits, channel policy."""
+"""Pure safety checks: Cypher read-only policy, topic-scope decisions, input limits, channel policy.
+
+What the agent (graph_agent/) may use is exported here, and only here
+(tests/unit/test_import_graph.py): the read-only policy, the row redaction, the reply and
+question checks, and the Cypher room the policy and the repair rules share (the tokenizer and
+the names a statement references) with the one word helper (stem, camel-case parts).
+"""
+
+from guardrails.cypher_policy import (
+    RESTRICTION_CATEGORIES,
+    CypherPolicy,
+    PolicyResult,
+    check_cypher,
+    fold_word,
+)
+from guardrails.cypher_tokens import ReferencedNames, Token, referenced_names, tokenize
+from guardrails.extract import extract_cypher
+from guardrails.intent import asks_for_a_task, asks_to_change
+from guardrails.redact_rows import redact_rows
+from guardrails.relevance import Vocabulary, content_words, name_words, relevance
+from guardrails.topic import (
+    Scope,
+    ScopeDecision,
+    fallback_decision,
+    parse_decision,
+    parse_json_object,
+)
+from guardrails.words import split_name, stem
+
+__all__ = [
+    "RESTRICTION_CATEGORIES",
+    "CypherPolicy",
+    "PolicyResult",
+    "ReferencedNames",
+    "Scope",
+    "ScopeDecision",
+    "Token",
+    "Vocabulary",
+    "asks_for_a_task",
+    "asks_to_change",
+    "check_cypher",
+    "content_words",
+    "extract_cypher",
+    "fallback_decision",
+    "fold_word",
+    "name_words",
+    "parse_decision",
+    "parse_json_object",
+    "redact_rows",
+    "referenced_names",
+    "relevance",
+    "split_name",
+    "stem",
+    "tokenize",
+]

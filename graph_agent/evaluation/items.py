@@ -123,25 +123,35 @@ def select_split(items: Sequence[EvalItem], split: Split | Literal["all"]) -> li
 
 
 def assign_splits(
-    items: Sequence[EvalItem], *, seed: int, test_share: float = 0.4
+    items: Sequence[EvalItem], *, seed: int | str, test_share: float = 0.4
 ) -> dict[str, Split]:
     """A split for every item, drawn once at random: whole conversations go to one side.
 
-    Conversations are shuffled with `seed` and the test side takes them until it holds at
-    least `test_share` of the items; the rest is dev. Items that already have a split keep it.
-    """
-    groups = chains(items)
+    Stratified by each conversation's first tag (lookup, filter, no-data…), so every kind of
+    question has dev items to learn from and test items to report on: within a kind the
+    conversations are shuffled with `seed` and the test side takes them until it holds at
+    least `test_share` of that kind. Items that already have a split keep it. Pass a seed that
+    differs per file (`evals/assign_splits.py` adds the file's name): one integer for every
+    file put the last items of similar files on the same side (the first split did so with
+    every no-data item; docs/eval.md)."""
     fixed = {item.id: item.split for item in items if item.split is not None}
-    order = [g for g in groups if g.items[0].id not in fixed]
-    random.Random(seed).shuffle(order)
-    test_n = sum(len(g.items) for g in groups if fixed.get(g.items[0].id) == "test")
-    wanted = test_share * len(items)
+    strata: dict[str, list[Chain]] = {}
+    for group in chains(items):
+        if group.items[0].id not in fixed:
+            kind = group.items[0].tags[0] if group.items[0].tags else ""
+            strata.setdefault(kind, []).append(group)
+    rng = random.Random(str(seed))
     out: dict[str, Split] = {k: v for k, v in fixed.items() if v is not None}
-    for group in order:
-        side: Split = "test" if test_n < wanted else "dev"
-        test_n += len(group.items) if side == "test" else 0
-        for item in group.items:
-            out[item.id] = side
+    for kind in sorted(strata):
+        groups = strata[kind]
+        rng.shuffle(groups)
+        wanted = test_share * sum(len(g.items) for g in groups)
+        test_n = 0
+        for group in groups:
+            side: Split = "test" if test_n < wanted else "dev"
+            test_n += len(group.items) if side == "test" else 0
+            for item in group.items:
+                out[item.id] = side
     return out
 
 

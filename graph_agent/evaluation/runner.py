@@ -16,7 +16,7 @@ from graph_agent.evaluation.items import EvalItem, chains
 from graph_agent.evaluation.scoring import refused, score_answer
 from graph_agent.graphdb.errors import GraphError
 from graph_agent.result import AgentResult, Firing, Stage
-from guardrails.cypher_policy import CypherPolicy
+from guardrails import CypherPolicy
 from memory.types import Turn
 
 logger = logging.getLogger(__name__)

@@ -8,7 +8,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from guardrails.cypher_tokens import tokenize
+from guardrails import tokenize
 
 REL_TOL = 1e-4
 """Numbers closer than this (relatively) are equal: averages printed or rounded differently."""

@@ -37,8 +37,7 @@ from graph_agent.graphdb.protocol import (
 )
 from graph_agent.graphdb.schema import jsonable, quote_name, sample_schema
 from graph_agent.graphdb.url import GraphTarget
-from guardrails.cypher_policy import fold_word
-from guardrails.cypher_tokens import tokenize
+from guardrails import fold_word, tokenize
 
 logger = logging.getLogger(__name__)
 

@@ -11,7 +11,7 @@ from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
 from typing import Any
 
 from graph_agent.graphdb.protocol import GraphSchema, LabelInfo, PropertyInfo, RelPattern
-from guardrails.relevance import Vocabulary
+from guardrails import Vocabulary
 
 logger = logging.getLogger(__name__)
 

@@ -20,7 +20,7 @@ from graph_agent.repair import Case, Runner, Trigger
 from graph_agent.result import Attempt, Stage
 from graph_agent.state import AgentState, UnconfirmedRows
 from graph_agent.structured import Evaluation, ask_structured
-from guardrails.topic import parse_json_object
+from guardrails import parse_json_object
 
 logger = logging.getLogger(__name__)
 

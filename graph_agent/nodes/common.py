@@ -15,7 +15,7 @@ from graph_agent.context import Context
 from graph_agent.errors import LLMError, LLMTimeoutError
 from graph_agent.result import Attempt, Stage
 from graph_agent.state import AgentState
-from guardrails.extract import extract_cypher
+from guardrails import extract_cypher
 
 logger = logging.getLogger(__name__)
 

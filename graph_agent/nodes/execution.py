@@ -25,8 +25,7 @@ from graph_agent.state import AgentState
 from graph_agent.statement import (
     with_limit,
 )
-from guardrails.cypher_policy import check_cypher
-from guardrails.redact_rows import redact_rows
+from guardrails import check_cypher, redact_rows
 
 logger = logging.getLogger(__name__)
 

@@ -13,7 +13,7 @@ from graph_agent.nodes.common import Update, cut_off, llm_timeout, no_data, step
 from graph_agent.nodes.prompt_parts import prompt_parts
 from graph_agent.repair import Case, Runner, Trigger
 from graph_agent.state import AgentState
-from guardrails.extract import extract_cypher
+from guardrails import extract_cypher
 
 logger = logging.getLogger(__name__)
 

@@ -12,7 +12,7 @@ from graph_agent.errors import FAILURE_TEXT, LLMNotConfiguredError
 from graph_agent.nodes.common import Update, step
 from graph_agent.result import Stage
 from graph_agent.state import AgentState, UnconfirmedRows
-from guardrails.cypher_policy import RESTRICTION_CATEGORIES, check_cypher
+from guardrails import RESTRICTION_CATEGORIES, check_cypher
 
 logger = logging.getLogger(__name__)
 
@@ -41,6 +41,18 @@ def _unconfirmed(kept: UnconfirmedRows) -> Update:
     }
 
 
+def _no_such_data(state: AgentState, ctx: Context) -> Update:
+    """The question asks for something the graph has no name for: say so, plainly."""
+    words = state.get("missing_data") or []
+    logger.info("the graph has no label, type or property for: %s", ", ".join(words))
+    topic = " or ".join(f"“{w}”" for w in words[:3])
+    answer = (
+        f"The graph has no data on {topic}: nothing in it is called that, so I can't answer "
+        f"this from it. It holds {ctx.description[:1].lower()}{ctx.description[1:]}"
+    )
+    return {"outcome": "out_of_scope", "error_kind": None, "answer": answer}
+
+
 def _refused_for_this_channel(state: AgentState, ctx: Context) -> bool:
     """The last statement was refused for the channel's restrictions (not as a write)."""
     if state.get("last_stage") != Stage.POLICY or ctx.policy is None:
@@ -64,6 +76,12 @@ GIVE_UP_DEFAULT = "None of the queries I wrote gave an answer."
 async def give_up(state: AgentState, runtime: Runtime[Context]) -> Update:
     """An honest failure that says what went wrong and what to try."""
     kind = state.get("error_kind")
+    if (
+        state.get("missing_data")
+        and kind in (None, "attempts_exhausted")
+        and state.get("last_stage") == Stage.SCHEMA
+    ):
+        return _no_such_data(state, runtime.context)
     kept = state.get("unconfirmed_rows")
     if kind is None and kept is not None and not _tried_to_write(state):
         return _unconfirmed(kept)

@@ -14,8 +14,7 @@ from graph_agent.graphdb.schema import schema_text
 from graph_agent.pruning import relevant_labels
 from graph_agent.schema_check import check_schema
 from graph_agent.schema_examples import question_focus, rank_examples, retrieval_query
-from guardrails.cypher_policy import check_cypher
-from guardrails.cypher_tokens import referenced_names
+from guardrails import check_cypher, referenced_names
 from memory.types import Example
 
 logger = logging.getLogger(__name__)

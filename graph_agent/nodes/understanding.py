@@ -19,9 +19,14 @@ from graph_agent.nodes.common import Update, llm_timeout, step
 from graph_agent.nodes.prompt_parts import value_hints
 from graph_agent.state import AgentState
 from graph_agent.structured import ask_structured
-from guardrails.intent import asks_for_a_task, asks_to_change
-from guardrails.relevance import relevance
-from guardrails.topic import ScopeDecision, fallback_decision, parse_decision
+from guardrails import (
+    ScopeDecision,
+    asks_for_a_task,
+    asks_to_change,
+    fallback_decision,
+    parse_decision,
+    relevance,
+)
 from memory.types import Example
 
 logger = logging.getLogger(__name__)

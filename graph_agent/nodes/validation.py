@@ -18,9 +18,7 @@ from graph_agent.repair import Case, Kind, Runner, Trigger
 from graph_agent.result import Stage
 from graph_agent.schema_check import check_schema
 from graph_agent.state import AgentState
-from guardrails.cypher_policy import check_cypher
-from guardrails.cypher_tokens import tokenize
-from guardrails.extract import extract_cypher
+from guardrails import check_cypher, extract_cypher, tokenize
 
 logger = logging.getLogger(__name__)
 
@@ -62,7 +60,13 @@ async def _validate(ctx: Context, rules: Runner, cypher: str) -> Update:
         )
         checked = check_schema(cypher, ctx.schema)
     if checked.problems:
-        return attempt_failed(cypher, "Schema check: " + "; ".join(checked.problems), Stage.SCHEMA)
+        failed = attempt_failed(
+            cypher, "Schema check: " + "; ".join(checked.problems), Stage.SCHEMA
+        )
+        guard = await rules.first(
+            Trigger.SCHEMA_PROBLEM, Kind.GUARD, cypher=cypher, unknown=checked.unknown
+        )
+        return failed | (dict(guard.update) if guard else {})
     if checked.corrections:
         logger.info("auto-corrected: %s", "; ".join(checked.corrections))
     if checked.cypher != cypher:

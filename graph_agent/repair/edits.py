@@ -9,7 +9,7 @@ from collections.abc import Iterable
 from graph_agent.graphdb.protocol import GraphSchema
 from graph_agent.schema_check import check_schema, has_property, neighbours_with
 from graph_agent.statement import fresh_variable, top_level_clauses
-from guardrails.cypher_tokens import ReferencedNames, Token, referenced_names, tokenize
+from guardrails import ReferencedNames, Token, referenced_names, tokenize
 
 _UNBOUND = re.compile(r"""(?:Variable\s+)?[`'"](\w+)[`'"]\s+not defined""", re.IGNORECASE)
 

@@ -15,7 +15,7 @@ from graph_agent.result import Stage
 from graph_agent.schema_examples import literal
 from graph_agent.state import UnconfirmedRows
 from graph_agent.words import article
-from guardrails.cypher_tokens import referenced_names
+from guardrails import referenced_names
 
 E = Phase.EXECUTE
 VALUE = "value"

@@ -11,7 +11,7 @@ from typing import Any, Protocol
 
 from graph_agent.graphdb.errors import GraphError
 from graph_agent.graphdb.protocol import GraphReader
-from guardrails.cypher_policy import CypherPolicy, check_cypher
+from guardrails import CypherPolicy, check_cypher
 
 logger = logging.getLogger(__name__)
 

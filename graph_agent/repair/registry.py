@@ -3,6 +3,7 @@
 | phase    | trigger         | kind    | rule                                               |
 |----------|-----------------|---------|----------------------------------------------------|
 | validate | schema_problem  | rewrite | property-through-neighbour                         |
+| validate | schema_problem  | guard   | asked-but-missing                                  |
 | validate | before_engine   | guard   | costly-read-repeated                               |
 | validate | engine_error    | rewrite | bind-unbound-variable (EXPLAINed again)            |
 | execute  | empty_result    | hint    | value-next-door (once per question)                |
@@ -30,6 +31,7 @@ from graph_agent.repair.rule import Rule
 
 RULES: tuple[Rule, ...] = (
     v.property_from_neighbour,
+    v.asked_but_missing,
     v.costly_read_repeated,
     v.bind_unbound,
     e.value_next_door,

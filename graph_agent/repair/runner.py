@@ -13,7 +13,7 @@ from dataclasses import replace
 
 from graph_agent.repair.registry import RULES
 from graph_agent.repair.rule import Case, Firing, Fix, Kind, Rule, Trigger
-from guardrails.cypher_policy import check_cypher
+from guardrails import check_cypher
 
 logger = logging.getLogger(__name__)
 

@@ -5,11 +5,15 @@ Each docstring names the failure it answers with a general example.
 
 from __future__ import annotations
 
+from typing import Any
+
+from graph_agent.graphdb.schema import schema_vocabulary
 from graph_agent.repair.edits import bind_unbound_variable, property_through_neighbour
 from graph_agent.repair.rule import Case, Fix, Kind, Phase, Trigger, rule
 from graph_agent.result import Stage
 from graph_agent.schema_examples import question_focus
 from graph_agent.statement import with_limit
+from guardrails import content_words, name_words, stem
 
 V, S = Phase.VALIDATE, Trigger.STATEMENT
 
@@ -22,6 +26,29 @@ def property_from_neighbour(case: Case) -> Fix | None:
     if moved := property_through_neighbour(case.cypher, case.ctx.schema):
         return Fix(moved[1], cypher=moved[0])
     return None
+
+
+@rule("asked-but-missing", V, Trigger.SCHEMA_PROBLEM, Kind.GUARD)
+def asked_but_missing(case: Case) -> Fix | None:
+    """A word of the question the statement used as a label, type or property, which nothing
+    in the graph is called ("salary" in `e.salary`): remembered; the second time, the run stops
+    and says the graph has no data on it instead of trying a third statement."""
+    asked = {stem(w): w.lower() for w in content_words(case.question)}
+    vocabulary = schema_vocabulary(case.ctx.schema)
+    found = [
+        asked[stem(word)]
+        for name in case.unknown
+        for word in name_words(name)
+        if stem(word) in asked and not vocabulary.knows(word)
+    ]
+    missing = list(dict.fromkeys(found))
+    if not missing:
+        return None
+    before = set(case.state.get("missing_data") or [])
+    update: dict[str, Any] = {"missing_data": sorted(before | set(missing))}
+    if before & set(missing):
+        update["fatal"] = True
+    return Fix(f"the graph has no name for {', '.join(missing)}", update=update)
 
 
 def _shape(cypher: str) -> str:

@@ -12,7 +12,7 @@ from graph_agent.graphdb.protocol import (
 )
 from graph_agent.pruning import name_words, question_words
 from graph_agent.schema_examples.wording import plural_noun, singular
-from guardrails.cypher_tokens import referenced_names
+from guardrails import referenced_names
 from memory.types import Example
 
 # --- retrieval: examples that cover the question's shape, not only its words ---------------------

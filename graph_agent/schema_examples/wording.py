@@ -11,7 +11,7 @@ from typing import Any, Literal
 from graph_agent.graphdb.schema import quote_name
 from graph_agent.words import article, plural
 from graph_agent.words import singular as word_singular
-from guardrails.words import split_name
+from guardrails import split_name
 
 # --- words ------------------------------------------------------------------------------------
 

@@ -237,6 +237,21 @@ def test_a_question_using_the_graphs_words_still_reaches_the_model(
     assert result.llm_steps == ["guard", "generate", "evaluate"]
 
 
+def test_a_property_the_graph_lacks_is_named_instead_of_failing(
+    spy: SpyDB, store: InMemoryExampleStore
+) -> None:
+    salary = cypher_reply("MATCH (p:Person {name: 'Kenji Smith'}) RETURN p.salary AS salary")
+    model = ScriptedChatModel(replies=[guard_reply(), salary, salary, salary])
+    result = make_agent(spy, model, store, max_attempts=3).run("What is Kenji Smith's salary?")
+    assert result.outcome == "out_of_scope"
+    assert "no data on “salary”" in result.answer
+    assert "people" in result.answer  # what the graph does hold
+    # The second statement named the same missing property: no third attempt.
+    assert result.llm_steps == ["guard", "generate", "correct"]
+    assert [f.rule for f in result.rules_fired] == ["asked-but-missing", "asked-but-missing"]
+    assert spy.ran == []
+
+
 def test_a_missing_name_the_question_did_not_use_is_an_ordinary_failure(
     spy: SpyDB, store: InMemoryExampleStore
 ) -> None:

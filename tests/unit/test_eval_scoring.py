@@ -211,6 +211,17 @@ def test_assign_splits_is_seeded_keeps_chains_and_gives_test_its_share() -> None
     assert 0.4 <= test_share < 0.5
 
 
+def test_assign_splits_gives_every_kind_of_question_both_sides() -> None:
+    # The first split put every no-data item (the last items of each file) in test.
+    raw = [{"id": f"l{i}", "question": "q", "tags": ["lookup"]} for i in range(10)]
+    raw += [{"id": f"n{i}", "question": "q", "tags": ["no-data"]} for i in range(3)]
+    for seed in range(20):
+        splits = assign_splits(parse_items(raw), seed=seed)
+        for kind in ("l", "n"):
+            sides = [v for k, v in splits.items() if k.startswith(kind)]
+            assert "dev" in sides and "test" in sides, (seed, kind, sides)
+
+
 def test_assign_splits_keeps_a_split_already_given() -> None:
     raw = _conversations(10)
     for item in raw:

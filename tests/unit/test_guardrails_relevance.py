@@ -121,10 +121,10 @@ def test_asking_for_a_query_is_never_a_general_topic() -> None:
 
 def test_one_stemmer_for_every_word_helper() -> None:
     # The disagreement: "processes" and "people" stemmed three ways in three modules.
-    from graph_agent import pruning, question_fit, statement
+    from graph_agent import pruning, question_fit, schema_check
     from guardrails import words
 
-    assert {m.stem for m in (pruning, question_fit, statement)} == {words.stem}
+    assert {m.stem for m in (pruning, question_fit, schema_check)} == {words.stem}
     assert [stem(w) for w in ("processes", "people", "CPUs", "OSes", "status")] == [
         "process",
         "person",

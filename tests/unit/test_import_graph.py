@@ -168,3 +168,19 @@ def test_the_product_never_imports_the_development_rig() -> None:
     for module, targets in graph.items():
         if module.split(".")[0] in PRODUCT:
             assert not [t for t in targets if t.split(".")[0] == "rig"], module
+
+
+def test_the_agent_uses_only_the_public_api_of_guardrails() -> None:
+    # graph_agent imports `guardrails` itself (its __init__ says what is public), never a
+    # module inside it: the policy's internals can change without the agent noticing.
+    uses = 0
+    for name, path in _modules().items():
+        if not name.startswith("graph_agent"):
+            continue
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, ast.ImportFrom) and (node.module or "").startswith("guardrails"):
+                assert node.module == "guardrails", (name, node.module)
+                uses += 1
+            if isinstance(node, ast.Import):
+                assert not [a.name for a in node.names if a.name.startswith("guardrails.")], name
+    assert uses > 10

@@ -250,6 +250,8 @@ def fixed_texts() -> dict[str, str]:
     texts["clarify"] = _run(nodes.clarify, {"question": "x"}, agent)["answer"]
     task = {"question": "x", "scope_reason": nodes.TASK_REQUEST}
     texts["refuse errand"] = _run(nodes.refuse, task, agent)["answer"]
+    lacking = {"question": "x", "missing_data": ["salary"], "last_stage": "schema"}
+    texts["no such data"] = _run(nodes.give_up, lacking, agent)["answer"]
     for last_stage in ("policy", "execute"):
         state: dict[str, Any] = {
             "question": "x",
