@@ -329,3 +329,10 @@ def test_a_value_inside_the_models_code_stays_code() -> None:
 def test_truncate_never_cuts_an_entity() -> None:
     assert render.truncate("x" * 7 + "&amp;yyy", 10) == "xxxxxxx…"
     assert render.truncate("abc&amp; and more", 12) == "abc&amp; an…"
+
+
+def test_a_stored_question_in_a_list_cannot_format_or_ping() -> None:
+    # The Home tab and `/cypherbot examples` list stored questions through shown().
+    listed = render.shown(render.truncate("Who is *on call* for @channel <!here>?", 200))
+    assert "*" not in listed and "<!here>" not in listed and "@channel" not in listed
+    assert "on call" in listed

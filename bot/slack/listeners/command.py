@@ -48,7 +48,7 @@ def examples_message(deps: BotDeps, limit: int = 10, channel: str | None = None)
     lines = []
     for example in taught:
         votes = f" (+{example.up_votes})" if example.up_votes else ""
-        lines.append(f"• {render.neutralise(render.truncate(example.question, 200))}{votes}")
+        lines.append(f"• {render.shown(render.truncate(example.question, 200))}{votes}")
     return render.notice("*Questions I know a verified query for:*\n" + "\n".join(lines))
 
 

@@ -57,7 +57,7 @@ def home_view(deps: BotDeps, user: str, channel: str | None) -> dict[str, Any]:
             logger.warning("schema unavailable for the Home tab", exc_info=True)
     questions = best_questions(deps, channel, SHOWN)
     if questions:
-        bullets = "\n".join(f"• {render.neutralise(render.truncate(q, 200))}" for q in questions)
+        bullets = "\n".join(f"• {render.shown(render.truncate(q, 200))}" for q in questions)
         blocks.append(render.section(f"*Questions to try*\n{bullets}"))
     try:
         mine = deps.memory.conversations.recent_questions(user, SHOWN)
@@ -65,7 +65,7 @@ def home_view(deps: BotDeps, user: str, channel: str | None) -> dict[str, Any]:
         logger.warning("recent questions unavailable for the Home tab", exc_info=True)
         mine = []
     if mine:
-        bullets = "\n".join(f"• {render.neutralise(render.truncate(q, 200))}" for q in mine)
+        bullets = "\n".join(f"• {render.shown(render.truncate(q, 200))}" for q in mine)
         blocks.append(render.section(f"*Your recent questions*\n{bullets}"))
     if user in deps.settings.admin_users:
         blocks.extend(admin_blocks(deps))
