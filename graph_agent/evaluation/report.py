@@ -113,11 +113,7 @@ def rule_stats(records: Sequence[dict[str, Any]]) -> dict[str, dict[str, int]]:
         for firing in record.get("rules") or []:
             name = str(firing.get("rule"))
             fired[name] = fired.get(name, False) or bool(firing.get("answered"))
-            if firing.get("kind") == "rewrite":
-                fired.setdefault(f"{name}\0rewrite", True)
         for name, answered in fired.items():
-            if name.endswith("\0rewrite"):
-                continue
             row = stats.setdefault(name, {"fired": 0, "strict": 0, "rewrite_answered": 0})
             row["fired"] += 1
             row["strict"] += bool(record.get("strict"))

@@ -11,9 +11,7 @@ from graph_agent.context import Context
 from graph_agent.llm import call_llm
 from graph_agent.nodes.common import Update, cut_off, llm_timeout, no_data, step
 from graph_agent.nodes.prompt_parts import prompt_parts
-from graph_agent.repair import Case, Runner, Trigger
 from graph_agent.state import AgentState
-from guardrails import extract_cypher
 
 logger = logging.getLogger(__name__)
 
@@ -77,14 +75,6 @@ async def correct(state: AgentState, runtime: Runtime[Context]) -> Update:
     )
     calls = [call]
     update: Update = {"attempt_count": attempt, **found}
-    # The rules' trace counts this reply as the new attempt.
-    now: AgentState = {**state, "attempt_count": attempt}
-    rules = Runner(Case(question, extract_cypher(reply), ctx, now))
-    if not call.cut_off:
-        statement = extract_cypher(reply)
-        if (shown := await rules.rewrite(Trigger.REPLY, statement)) != statement:
-            reply = f"```cypher\n{shown}\n```"
-    update |= rules.trace()
     update |= {"draft": reply, "llm_calls": calls}
     if (missing := no_data(reply)) is not None:
         update |= {"outcome": "no_data", "answer": f"The graph has no data on {missing}"}

@@ -15,7 +15,7 @@ Each rule earned its place on the dev splits (docs/eval.md, "What each repair ru
 the rules removed there, and why, are listed on that page too.
 
 A new rule: write it in the module of its phase (`validate_rules`, `execute_rules`,
-`answer_rules`; a first correct-step rule starts `correct_rules`) with the `rule` decorator (a docstring that
+`answer_rules`; a first rule for the correct step starts `correct_rules` and its trigger) with the `rule` decorator (a docstring that
 names the failure with a general example), add it here in its place, and add its cases to
 tests/unit/repair_cases/. Not here: the read-only policy and channel restrictions
 (guardrails/), the schema check's own notes and direction flips (statement.check_schema),

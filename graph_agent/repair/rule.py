@@ -60,8 +60,6 @@ class Trigger(StrEnum):
     """execute: no rows, or the one row of 0/null an aggregate gives over nothing."""
     ROWS = "rows"
     """execute: rows came back."""
-    REPLY = "reply"
-    """correct: the model's corrected reply, before it is validated."""
     WORDED_ANSWER = "worded_answer"
     """answer: the model's worded answer over rows that answer the question."""
 

@@ -8,7 +8,7 @@ import time
 from collections import Counter
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Literal
+from typing import Any, Literal, get_args
 
 from graph_agent.graphdb.errors import GraphError
 from graph_agent.graphdb.protocol import (
@@ -48,19 +48,7 @@ Shape = Literal[
     "negation",
     "follow_up",
 ]
-SHAPES: tuple[Shape, ...] = (
-    "count",
-    "list",
-    "lookup",
-    "one_hop",
-    "two_hop",
-    "both",
-    "top_count",
-    "top_value",
-    "range",
-    "negation",
-    "follow_up",
-)
+SHAPES: tuple[Shape, ...] = get_args(Shape)
 DEFAULT_CAP = 8
 """Examples kept per shape unless the caller says otherwise (SCHEMA_EXAMPLES_CAP)."""
 SAMPLE_ROWS = 50
