@@ -140,7 +140,7 @@ def hidden_removed(graph_data_dir: Path, demo_copy: FalkorGraph) -> Iterator[Fal
 
 
 def _rows(db: FalkorGraph, cypher: str) -> list[str]:
-    result = db.run_read(cypher, timeout_s=10.0, max_rows=100_000)
+    result = db.run_read(cypher, timeout_s=60.0, max_rows=100_000)
     return sorted(repr(row) for row in result.rows)
 
 
@@ -173,7 +173,7 @@ def test_forms_marked_unsupported_are_rejected_by_the_embedded_engine(
     """If FalkorDB learns one of these, the test says so: mark it and compare it like the rest."""
     error: Any = None
     try:
-        demo_copy.run_read(form.cypher, timeout_s=10.0, max_rows=10)
+        demo_copy.run_read(form.cypher, timeout_s=60.0, max_rows=10)
     except GraphError as exc:
         error = exc
     assert error is not None, f"{form.id} now runs on the embedded engine"
