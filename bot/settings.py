@@ -77,6 +77,11 @@ class Settings(BaseSettings):
     schema_prune_labels: int = Field(
         25, description="Prune the schema to the relevant part above this many labels."
     )
+    schema_paths: int = Field(
+        3,
+        description="Schema paths from the question's named values to what it asks about, "
+        "shown to the model as ready MATCH patterns (0: off).",
+    )
     history_turns: int = Field(5, description="Previous turns given to the rewrite step.")
     history_chars: int = Field(4000, description="Characters of history kept for the rewrite.")
     use_candidates: bool = Field(False, description="Use self-healed candidates as examples.")

@@ -35,6 +35,7 @@ def agent_config(settings: Settings) -> AgentConfig:
         rows_chars_to_llm=settings.rows_chars_to_llm,
         few_shot_k=settings.few_shot_k,
         schema_prune_labels=settings.schema_prune_labels,
+        schema_paths=settings.schema_paths,
         history_turns=settings.history_turns,
         history_chars=settings.history_chars,
         use_candidates=settings.use_candidates,

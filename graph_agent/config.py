@@ -32,6 +32,9 @@ class AgentConfig:
     """Characters of history given to the rewrite step."""
     value_hints: int = 5
     """Stored values (entity names) matched to phrases of the question, at most."""
+    schema_paths: int = 3
+    """Schema paths from the question's values to the labels it asks about shown to generate
+    and correct, at most (graph_agent/schema_paths.py; 0: none)."""
     use_candidates: bool = False
     """Self-healed candidates may serve as examples (the example store applies it)."""
     graph_description: str | None = None

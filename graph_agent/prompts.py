@@ -103,7 +103,7 @@ Reply with the statement in a ```cypher code block and nothing else.
 
 Schema:
 {schema}""",
-    user="""{examples}{hints}{previous}Question: {question}""",
+    user="""{examples}{hints}{paths}{previous}Question: {question}""",
 )
 
 PREVIOUS_BLOCK = """\
@@ -130,9 +130,21 @@ HINTS_BLOCK = """\
 Stored values the question may refer to (when one is meant, use it exactly as written here):
 {items}"""
 
+PATHS_BLOCK = """\
+Paths the schema has from those values to what the question asks about (start from one):
+{items}"""
+
+
+def render_paths(patterns: Sequence[str]) -> str:
+    """Ready MATCH patterns as lines, or empty."""
+    if not patterns:
+        return ""
+    return PATHS_BLOCK.format(items="".join(f"- {p}\n" for p in patterns)) + "\n"
+
+
 CORRECT = PromptTemplate(
     system=GENERATE.system,
-    user="""{examples}{hints}{previous}Question: {question}
+    user="""{examples}{hints}{paths}{previous}Question: {question}
 
 This statement did not work:
 ```cypher

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Collection, Sequence
+from dataclasses import dataclass
 
 from guardrails import Token, tokenize
 
@@ -177,3 +178,114 @@ def with_limit(cypher: str, limit: int) -> str:
     for start, stop, text in sorted(edits, reverse=True):
         stripped = stripped[:start] + text + stripped[stop:]
     return stripped
+
+
+@dataclass(frozen=True)
+class Item:
+    """One comma-separated item of a projection or an ORDER BY: tokens [first, end)."""
+
+    first: int
+    end: int
+    alias: str | None = None
+    """The name after AS (projections)."""
+    descending: bool = False
+    """ORDER BY keys: DESC or DESCENDING written after the expression."""
+    direction: int | None = None
+    """ORDER BY keys: the index of the ASC/DESC token, when one is written."""
+
+
+class Statement:
+    """One Cypher statement tokenised once, with bracket depths, its top-level clauses, the
+    items of its final RETURN and ORDER BY, and edits made by token position.
+
+    Rules that read or change a statement's shape use this instead of scanning the text
+    again with their own bracket counting."""
+
+    def __init__(self, cypher: str) -> None:
+        self.text = cypher
+        self.tokens = tokenize(cypher)
+        depth, depths = 0, []
+        for tok in self.tokens:
+            if tok.is_punct(")", "]", "}"):
+                depth = max(depth - 1, 0)
+            depths.append(depth)
+            if tok.is_punct("(", "[", "{"):
+                depth += 1
+        self.depths = depths
+        """Bracket depth of each token (an opening bracket is at the depth outside it)."""
+        self.clauses = top_level_clauses(self.tokens)
+
+    def keyword_at(self, clause: int) -> str:
+        return self.tokens[clause].text.upper()
+
+    def clause_end(self, clause: int) -> int:
+        """The token index where the clause starting at `clause` ends."""
+        later = [c for c in self.clauses if c > clause]
+        return later[0] if later else len(self.tokens)
+
+    def last(self, keyword: str) -> int | None:
+        """The last top-level clause with this keyword."""
+        found = [c for c in self.clauses if self.keyword_at(c) == keyword]
+        return found[-1] if found else None
+
+    @property
+    def has_union(self) -> bool:
+        return any(self.keyword_at(c) == "UNION" for c in self.clauses)
+
+    def _split(self, first: int, end: int) -> list[tuple[int, int]]:
+        depth = self.depths[first] if first < len(self.tokens) else 0
+        parts, start = [], first
+        for i in range(first, end):
+            if self.depths[i] == depth and self.tokens[i].is_punct(","):
+                parts.append((start, i))
+                start = i + 1
+        parts.append((start, end))
+        return [(a, b) for a, b in parts if a < b]
+
+    def final_return(self) -> tuple[int, list[Item]] | None:
+        """The final RETURN's keyword index and its items (DISTINCT skipped)."""
+        at = self.last("RETURN")
+        if at is None:
+            return None
+        first = at + 1
+        if first < len(self.tokens) and self.tokens[first].is_keyword("DISTINCT"):
+            first += 1
+        items = []
+        for a, b in self._split(first, self.clause_end(at)):
+            alias = None
+            if b - a >= 3 and self.tokens[b - 2].is_keyword("AS") and self.tokens[b - 1].is_name:
+                alias, b = self.tokens[b - 1].name, b - 2
+            items.append(Item(a, b, alias))
+        return at, items
+
+    def order_keys(self) -> list[Item]:
+        """The keys of the last top-level ORDER BY."""
+        at = self.last("ORDER")
+        if at is None or at + 1 >= len(self.tokens) or not self.tokens[at + 1].is_keyword("BY"):
+            return []
+        keys = []
+        for a, b in self._split(at + 2, self.clause_end(at)):
+            last = self.tokens[b - 1]
+            if last.is_keyword("ASC", "ASCENDING", "DESC", "DESCENDING") and b - 1 > a:
+                keys.append(
+                    Item(a, b - 1, descending=last.text.upper().startswith("DESC"), direction=b - 1)
+                )
+            else:
+                keys.append(Item(a, b))
+        return keys
+
+    def source(self, first: int, end: int) -> str:
+        """The text of tokens [first, end)."""
+        if first >= end:
+            return ""
+        return self.text[self.tokens[first].position : self.tokens[end - 1].end]
+
+    def words(self, item: Item) -> list[str]:
+        return [t.text for t in self.tokens[item.first : item.end]]
+
+    def edited(self, edits: Sequence[tuple[int, int, str]]) -> str:
+        """The text with (start offset, stop offset, replacement) edits applied."""
+        text = self.text
+        for start, stop, new in sorted(edits, reverse=True):
+            text = text[:start] + new + text[stop:]
+        return text

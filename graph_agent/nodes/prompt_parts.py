@@ -14,6 +14,7 @@ from graph_agent.graphdb.schema import schema_text
 from graph_agent.pruning import relevant_labels
 from graph_agent.schema_check import check_schema
 from graph_agent.schema_examples import question_focus, rank_examples, retrieval_query
+from graph_agent.schema_paths import path_patterns, with_data
 from guardrails import check_cypher, referenced_names
 from memory.types import Example
 
@@ -56,6 +57,23 @@ async def value_hints(ctx: Context, question: str) -> list[tuple[str, str, str]]
     return [(m.label, m.property, m.value) for m in matches if (m.label, m.property) in visible]
 
 
+async def _paths(ctx: Context, question: str, hints: list[tuple[str, str, str]]) -> list[str]:
+    """Schema paths from the question's values to what it asks about that the data has."""
+    if ctx.config.schema_paths <= 0 or not hints:
+        return []
+    candidates = path_patterns(question, ctx.schema, hints, 2 * ctx.config.schema_paths)
+
+    def has_rows(cypher: str) -> bool | None:
+        if not check_cypher(cypher, ctx.policy).allowed:
+            return False
+        try:
+            return bool(ctx.db.run_read(cypher, None, timeout_s=2.0, max_rows=1).rows)
+        except GraphError:
+            return None
+
+    return await asyncio.to_thread(with_data, candidates, has_rows, ctx.config.schema_paths)
+
+
 async def prompt_parts(
     ctx: Context, question: str, known_hints: list[tuple[str, str, str]] | None = None
 ) -> tuple[dict[str, str], list[int], list[tuple[str, str, str]]]:
@@ -82,6 +100,7 @@ async def prompt_parts(
         "schema": schema_text(ctx.schema, labels=labels),
         "examples": prompts.render_examples(examples),
         "hints": prompts.render_hints(hints),
+        "paths": prompts.render_paths(await _paths(ctx, question, hints)),
         "question": question,
     }
     return parts, [e.id for e in examples], hints

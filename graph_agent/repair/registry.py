@@ -2,6 +2,8 @@
 
 | phase    | trigger         | kind    | rule                                               |
 |----------|-----------------|---------|----------------------------------------------------|
+| validate | statement       | rewrite | which-names-the-thing, superlative-sort-direction, |
+|          |                 |         | superlative-one-row                                |
 | validate | schema_problem  | rewrite | property-through-neighbour                         |
 | validate | schema_problem  | guard   | asked-but-missing                                  |
 | validate | before_engine   | guard   | costly-read-repeated                               |
@@ -30,6 +32,9 @@ from graph_agent.repair import validate_rules as v
 from graph_agent.repair.rule import Rule
 
 RULES: tuple[Rule, ...] = (
+    v.which_names_the_thing,
+    v.superlative_sort_direction,
+    v.superlative_one_row,
     v.property_from_neighbour,
     v.asked_but_missing,
     v.costly_read_repeated,

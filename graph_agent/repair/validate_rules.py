@@ -13,6 +13,7 @@ from graph_agent.repair.rule import Case, Fix, Kind, Phase, Trigger, rule
 from graph_agent.result import Stage
 from graph_agent.schema_examples import question_focus
 from graph_agent.statement import with_limit
+from graph_agent.superlatives import identify_fix, one_row_fix, sort_direction_fix
 from guardrails import content_words, name_words, stem
 
 V, S = Phase.VALIDATE, Trigger.STATEMENT
@@ -88,3 +89,31 @@ def bind_unbound(case: Case) -> Fix | None:
     `, (r)-[:HOLDS]->(m:Machine)` is added (EXPLAINed again by the runner)."""
     bound = bind_unbound_variable(case.error, case.cypher, case.ctx.schema, _asked(case))
     return Fix(bound[1], cypher=bound[0]) if bound else None
+
+
+@rule("which-names-the-thing", V, S, Kind.REWRITE)
+def which_names_the_thing(case: Case) -> Fix | None:
+    """ "Which data center has the most racks?" answered by `MATCH (d:DataCenter)-[:CONTAINS]->
+    (r:Rack) RETURN count(*) AS racks ORDER BY racks DESC LIMIT 1`: only the measure comes
+    back. The asked node's identifying property (first and last name where it has both) is
+    added to the RETURN, which also groups the count per data center."""
+    fixed = identify_fix(case.cypher, case.question, case.ctx.schema)
+    return Fix(fixed[1], cypher=fixed[0]) if fixed else None
+
+
+@rule("superlative-sort-direction", V, S, Kind.REWRITE)
+def superlative_sort_direction(case: Case) -> Fix | None:
+    """ "Who is the oldest employee?" sorted `ORDER BY e.birthDate DESC`: for a point in time
+    (a date or year property) oldest/earliest put the smallest first and newest/latest/most
+    recent the largest; for an age or a duration the other way round. The sort is turned."""
+    fixed = sort_direction_fix(case.cypher, case.question, case.ctx.schema)
+    return Fix(fixed[1], cypher=fixed[0]) if fixed else None
+
+
+@rule("superlative-one-row", V, S, Kind.REWRITE)
+def superlative_one_row(case: Case) -> Fix | None:
+    """ "Which product has the highest price?" (one product, in the singular) sorted with
+    `LIMIT 5` or no LIMIT: `LIMIT 1`. Not for "the three highest" or a plural ("Which
+    products…")."""
+    fixed = one_row_fix(case.cypher, case.question, case.ctx.schema)
+    return Fix(fixed[1], cypher=fixed[0]) if fixed else None

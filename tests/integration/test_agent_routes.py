@@ -278,7 +278,9 @@ def test_an_unbound_variable_with_one_way_to_bind_it_is_bound_without_a_correcti
             evaluation_reply(answer="ok"),
         ]
     )
-    result = make_agent(spy, model, store).run("How many people are in the Payments team?")
+    # Without schema paths: their probes would be the first reads.
+    agent = make_agent(spy, model, store, schema_paths=0)
+    result = agent.run("How many people are in the Payments team?")
     assert result.outcome == "answered" and [a.stage for a in result.attempts] == ["ok"]
     assert spy.ran[0].startswith(
         "MATCH (t:Team {name: 'Payments'}), (t)<-[:MEMBER_OF]-(p:Person) RETURN count(p)"
@@ -774,3 +776,24 @@ def test_run_is_safe_from_worker_threads(spy: SpyDB, store: InMemoryExampleStore
     for thread in threads:
         thread.join()
     assert outcomes == ["answered"] * 4
+
+
+def test_the_generate_prompt_offers_the_schema_paths_the_data_has(
+    spy: SpyDB, store: InMemoryExampleStore
+) -> None:
+    # "Which teams have people on Project X?": the model is shown the two-hop pattern from the
+    # named project to the asked label (probed on the graph first), not left to invent one.
+    model = ScriptedChatModel(
+        replies=[
+            guard_reply(),
+            cypher_reply("MATCH (t:Team) RETURN t.name AS team"),
+            evaluation_reply(answer="ok"),
+        ]
+    )
+    project = spy._db.run_read("MATCH (p:Project) RETURN p.name LIMIT 1", max_rows=1).rows[0][0]
+    make_agent(spy, model, store).run(f"Which teams have people on {project}?")
+    generate = model.prompts[1]
+    assert "Paths the schema has from those values" in generate
+    pattern = f'(p:Project {{name: "{project}"}})<-[:WORKS_ON]-(p2:Person)-[:MEMBER_OF]->(t:Team)'
+    assert pattern in generate
+    assert any(c.endswith("RETURN 1 AS found LIMIT 1") and pattern in c for c in spy.ran)

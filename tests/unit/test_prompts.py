@@ -81,6 +81,9 @@ def _generate_parts() -> dict[str, str]:
         "schema": schema_text(LIBRARY),
         "examples": prompts.render_examples(EXAMPLES),
         "hints": prompts.render_hints(HINTS),
+        "paths": prompts.render_paths(
+            ['MATCH (a:Author {name: "Ursula K. Le Guin"})-[:WROTE]->(b:Book)']
+        ),
         "previous": "",
         "question": "How many books did ursula le guin write?",
     }

@@ -1,0 +1,224 @@
+"""Superlative and "which X" questions checked against the statement, from English and the schema.
+
+Three mistakes a small model makes on every graph, whatever its labels:
+- the sort goes the wrong way: "the oldest employee" sorted by birth date descending;
+- a "which X" question gets only the measure: "Which data center has the most racks?"
+  answered by `RETURN count(*) AS racks ORDER BY racks DESC LIMIT 1`;
+- "the X with the most …" returns five rows.
+
+Each check here reads only the question's words, the statement and the schema's names and
+types; the rules in graph_agent/repair/validate_rules.py turn them into rewrites.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Literal
+
+from graph_agent.graphdb.protocol import GraphSchema, LabelInfo, PropertyInfo
+from graph_agent.graphdb.schema import display_property
+from graph_agent.pruning import name_words
+from graph_agent.statement import Item, Statement, is_aggregate_call
+from guardrails import referenced_names, split_name, stem
+
+Kind = Literal["time", "span"]
+
+# Words of a property's name that make it a point in time (sorted: smallest = oldest) or an
+# age (sorted: largest = oldest). Stems, as name_words gives them.
+_TIME_WORDS = frozenset(
+    stem(w)
+    for w in (
+        "date", "year", "time", "created", "born", "birth", "founded", "start", "since",
+        "hired", "opened", "built", "updated", "modified", "released", "established", "at",
+    )
+)  # fmt: skip
+_SPAN_WORDS = frozenset(stem(w) for w in ("age", "tenure", "seniority"))
+_TEMPORAL_TYPES = frozenset({"DATE", "DATETIME", "LOCALDATETIME", "TIME", "LOCALTIME"})
+
+_OLDEST = re.compile(r"\b(?:oldest|earliest|least\s+recent(?:ly)?)\b", re.IGNORECASE)
+_NEWEST = re.compile(r"\b(?:youngest|newest|latest|most\s+recent(?:ly)?)\b", re.IGNORECASE)
+
+
+def property_kind(prop: PropertyInfo) -> Kind | None:
+    """ "time" for a point in time (a date, a year, `created_at`), "span" for an age or a
+    tenure, None otherwise (a duration is "longest", not "oldest": no cue applies)."""
+    words = name_words(prop.name)
+    if words & _SPAN_WORDS:
+        return "span"
+    if set(prop.types) & _TEMPORAL_TYPES or words & _TIME_WORDS:
+        return "time"
+    return None
+
+
+def wants_descending(question: str, kind: Kind) -> bool | None:
+    """Which way the question's superlative sorts a property of `kind`: "oldest" puts the
+    smallest date first and the largest age first; None for no (or a contradictory) cue."""
+    oldest, newest = bool(_OLDEST.search(question)), bool(_NEWEST.search(question))
+    if oldest == newest:
+        return None
+    return newest if kind == "time" else oldest
+
+
+def _property_of(statement: Statement, key: Item, schema: GraphSchema) -> PropertyInfo | None:
+    """The schema property an ORDER BY key sorts on: `v.prop`, or a returned `v.prop AS x`."""
+    words = statement.words(key)
+    if len(words) == 1:
+        returned = statement.final_return()
+        source = (
+            next((item for item in returned[1] if item.alias == words[0]), None)
+            if returned
+            else None
+        )
+        if source is None:
+            return None
+        words = statement.words(source)
+    if len(words) != 3 or words[1] != ".":
+        return None
+    names = referenced_names(statement.text)
+    label = schema.label(names.variables.get(words[0], ""))
+    if label is None:
+        return None
+    return next((p for p in label.properties if p.name == words[2]), None)
+
+
+def sort_direction_fix(cypher: str, question: str, schema: GraphSchema) -> tuple[str, str] | None:
+    """The statement with its sort turned the way the question's superlative needs, and what
+    changed; None when it already goes that way or the key is not a time or age property.
+
+    Only the first key that is not a null check is looked at ("ORDER BY x IS NULL, x DESC").
+    """
+    statement = Statement(cypher)
+    keys = [
+        k for k in statement.order_keys() if "IS" not in (w.upper() for w in statement.words(k))
+    ]
+    if not keys or statement.has_union:
+        return None
+    key = keys[0]
+    prop = _property_of(statement, key, schema)
+    kind = property_kind(prop) if prop is not None else None
+    if prop is None or kind is None:
+        return None
+    wanted = wants_descending(question, kind)
+    if wanted is None or wanted == key.descending:
+        return None
+    word = "DESC" if wanted else "ASC"
+    end = statement.tokens[key.end - 1].end
+    if key.direction is not None:
+        token = statement.tokens[key.direction]
+        edit = (token.position, token.end, word)
+    else:
+        edit = (end, end, f" {word}")
+    detail = f"sorted {prop.name} {'descending' if wanted else 'ascending'} for the superlative"
+    return statement.edited([edit]), detail
+
+
+_WHICH = re.compile(
+    r"^\s*(?:in\s+)?(which|what)\s+([A-Za-z][\w-]*(?:\s+[A-Za-z][\w-]*){0,2})", re.I
+)
+_WHO = re.compile(r"^\s*who\b", re.IGNORECASE)
+_MOST = re.compile(
+    r"\b(?:the\s+)?(?:most|fewest|least|highest|lowest|largest|smallest|biggest|greatest|"
+    r"longest|shortest|oldest|newest|youngest|earliest|latest|cheapest|best|worst|top)\b",
+    re.IGNORECASE,
+)
+_COUNTED = re.compile(
+    r"\b(?:top|first)\s+\d+|\b(?:two|three|four|five|six|seven|eight|nine|ten|\d+)\b", re.IGNORECASE
+)
+
+
+def asked_label(question: str, schema: GraphSchema) -> tuple[LabelInfo, bool] | None:
+    """The label a "which/what <label>…" question asks for, and whether it is named in the
+    singular ("Which data center" → DataCenter, True)."""
+    found = _WHICH.match(question)
+    if found is None:
+        return None
+    words = found.group(2).split()
+    for label in sorted(schema.labels, key=lambda lb: -len(split_name(lb.name))):
+        parts = [p.lower() for p in split_name(label.name)]
+        if len(words) < len(parts):
+            continue
+        said = [w.lower() for w in words[: len(parts)]]
+        if [stem(w) for w in said] == [stem(p) for p in parts]:
+            return label, said[-1] == parts[-1] or not said[-1].endswith("s")
+    return None
+
+
+def name_properties(label: LabelInfo) -> list[str]:
+    """The properties a node of `label` is called by: its identifying property, or first and
+    last name together where it has both."""
+    strings = {p.name.lower(): p.name for p in label.properties if "STRING" in p.types}
+    first = next(
+        (strings[n] for n in ("firstname", "first_name", "givenname") if n in strings), None
+    )
+    last = next(
+        (strings[n] for n in ("lastname", "last_name", "surname", "familyname") if n in strings),
+        None,
+    )
+    if first and last:
+        return [first, last]
+    display = display_property(label)
+    return [display] if display else []
+
+
+def _aggregates(statement: Statement, item: Item) -> bool:
+    return any(is_aggregate_call(statement.tokens, i) for i in range(item.first, item.end))
+
+
+def identify_fix(cypher: str, question: str, schema: GraphSchema) -> tuple[str, str] | None:
+    """For a "which <label>" (or "who") question whose statement returns only measures (an
+    aggregate, with nothing naming the asked node): the node's identifying property added to
+    the RETURN, which also groups the measure per node. None when the statement names it
+    already, has a WITH or UNION (the node may be out of scope), or the node is not matched.
+    """
+    statement = Statement(cypher)
+    returned = statement.final_return()
+    if returned is None or statement.has_union or statement.last("WITH") is not None:
+        return None
+    _at, items = returned
+    if not items or not all(_aggregates(statement, item) for item in items):
+        return None
+    names = referenced_names(cypher)
+    # The asked node is not the one counted: `count(b)` measures b, so b is not the answer.
+    used = {t.text for item in items for t in statement.tokens[item.first : item.end]}
+    free = [v for v in names.variables if v not in used]
+    asked = asked_label(question, schema)
+    if asked is not None:
+        candidates = [v for v in free if names.variables[v] == asked[0].name]
+    elif _WHO.match(question):
+        candidates = free
+    else:
+        return None
+    if len(candidates) != 1:
+        return None
+    var = candidates[0]
+    label = schema.label(names.variables[var])
+    props = name_properties(label) if label is not None else []
+    if not props:
+        return None
+    first = statement.tokens[items[0].first]
+    added = ", ".join(f"{var}.{p} AS {p}" for p in props)
+    fixed = statement.edited([(first.position, first.position, f"{added}, ")])
+    return fixed, f"returned {added} with the measure"
+
+
+def one_row_fix(cypher: str, question: str, schema: GraphSchema) -> tuple[str, str] | None:
+    """ "Which <label> has the most …" in the singular, sorted, with a LIMIT above 1 (or none):
+    LIMIT 1. Not when the question asks for a number of them ("the three largest")."""
+    asked = asked_label(question, schema)
+    if asked is None or not asked[1] or not _MOST.search(question) or _COUNTED.search(question):
+        return None
+    statement = Statement(cypher)
+    if statement.has_union or not statement.order_keys():
+        return None
+    limit = statement.last("LIMIT")
+    order = statement.last("ORDER")
+    if order is None:
+        return None
+    if limit is None or limit < order:  # a LIMIT before the final sort is not the answer's
+        end = statement.tokens[-1].end
+        return statement.edited([(end, end, "\nLIMIT 1")]), "LIMIT 1 (one is asked for)"
+    written = statement.tokens[limit + 1 : statement.clause_end(limit)]
+    if len(written) != 1 or not written[0].text.isdigit() or int(written[0].text) <= 1:
+        return None
+    edit = (written[0].position, written[0].end, "1")
+    return statement.edited([edit]), f"LIMIT {written[0].text} → 1 (one is asked for)"
