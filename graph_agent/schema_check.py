@@ -144,7 +144,8 @@ def _property_guidance(unknown: list[str], used: set[str], schema: GraphSchema) 
 
 def _labels_held_as_properties(unknown: set[str], schema: GraphSchema) -> dict[str, str]:
     """Unknown labels that are a property of some label (`(:Runway)` on a graph whose Airport
-    has `runways`): label → what to write instead. Such a name is not data the graph lacks."""
+    has `runways`) or of a relationship (`(:Rating)` where `(:User)-[:RATED {rating}]->
+    (:Movie)`): label → what to write instead. Such a name is not data the graph lacks."""
     found: dict[str, str] = {}
     for name in sorted(unknown):
         owners = [
@@ -158,6 +159,19 @@ def _labels_held_as_properties(unknown: set[str], schema: GraphSchema) -> dict[s
             found[name] = (
                 f"{name} is not a node label but a property ({where}): match the "
                 f"{owners[0][0]} node and return its {owners[0][1]}"
+            )
+            continue
+        on_rels = [
+            (rel, prop.name)
+            for rel in schema.relationships
+            for prop in rel.properties
+            if stem(prop.name) == stem(name)
+        ]
+        if on_rels:
+            rel, prop = on_rels[0]
+            found[name] = (
+                f"{name} is not a node label but a property of the relationship {rel.type}: "
+                f"write (a:{rel.start})-[r:{rel.type}]->(b:{rel.end}) and use r.{prop}"
             )
     return found
 

@@ -492,3 +492,25 @@ def test_an_unbound_variable_with_one_pattern_to_bind_it_is_bound() -> None:
 )
 def test_no_binding_unless_one_pattern_does_it(error: str, cypher: str, asked: set[str]) -> None:
     assert bind_unbound_variable(error, cypher, _network_schema(), asked) is None
+
+
+def test_an_unknown_label_that_is_a_relationship_property_names_the_pattern() -> None:
+    # A score kept on a relationship, written as a (:Rating) node three times by a 1.5B model
+    # although the correction listed the pattern that exists.
+    rated = GraphSchema(
+        labels=(
+            LabelInfo("User", 3, (PropertyInfo("name", ("STRING",)),)),
+            LabelInfo("Movie", 3, (PropertyInfo("title", ("STRING",)),)),
+        ),
+        relationships=(
+            RelPattern("User", "RATED", "Movie", 5, (PropertyInfo("rating", ("INTEGER",)),)),
+        ),
+    )
+    check = check_schema(
+        "MATCH (u:User)-[:GAVE]->(r:Ratings)-[:OF]->(m:Movie) RETURN avg(r.rating)", rated
+    )
+    assert (
+        "Ratings is not a node label but a property of the relationship RATED: write "
+        "(a:User)-[r:RATED]->(b:Movie) and use r.rating" in check.problems[0]
+    )
+    assert "Ratings" not in check.unknown
