@@ -82,6 +82,16 @@ class Settings(BaseSettings):
         description="Schema paths from the question's named values to what it asks about, "
         "shown to the model as ready MATCH patterns (0: off).",
     )
+    guard_sure_questions: bool = Field(
+        True,
+        description="Ask the LLM guard even about a first question whose every word the graph "
+        "knows (false: the cheap checks decide it, one LLM call fewer).",
+    )
+    evaluate_plain_rows: bool = Field(
+        True,
+        description="Ask the LLM to judge and word rows that plainly answer (one value, a "
+        "short list or table; false: the answer is written from the rows, one call fewer).",
+    )
     history_turns: int = Field(5, description="Previous turns given to the rewrite step.")
     history_chars: int = Field(4000, description="Characters of history kept for the rewrite.")
     use_candidates: bool = Field(False, description="Use self-healed candidates as examples.")

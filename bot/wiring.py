@@ -36,6 +36,8 @@ def agent_config(settings: Settings) -> AgentConfig:
         few_shot_k=settings.few_shot_k,
         schema_prune_labels=settings.schema_prune_labels,
         schema_paths=settings.schema_paths,
+        guard_sure_questions=settings.guard_sure_questions,
+        evaluate_plain_rows=settings.evaluate_plain_rows,
         history_turns=settings.history_turns,
         history_chars=settings.history_chars,
         use_candidates=settings.use_candidates,

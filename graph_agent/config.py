@@ -35,6 +35,12 @@ class AgentConfig:
     schema_paths: int = 3
     """Schema paths from the question's values to the labels it asks about shown to generate
     and correct, at most (graph_agent/schema_paths.py; 0: none)."""
+    guard_sure_questions: bool = True
+    """Ask the guard about a first question the cheap checks already place in the graph
+    (every content word is the graph's); False skips that call."""
+    evaluate_plain_rows: bool = True
+    """Ask the evaluator about rows that plainly answer (one value, or a short list or table);
+    False writes the answer from the rows without that call."""
     use_candidates: bool = False
     """Self-healed candidates may serve as examples (the example store applies it)."""
     graph_description: str | None = None

@@ -17,7 +17,7 @@ from guardrails.cypher_tokens import ReferencedNames, Token, referenced_names, t
 from guardrails.extract import extract_cypher
 from guardrails.intent import asks_for_a_task, asks_to_change
 from guardrails.redact_rows import redact_rows
-from guardrails.relevance import Vocabulary, content_words, name_words, relevance
+from guardrails.relevance import Relevance, Vocabulary, content_words, name_words, relevance
 from guardrails.topic import (
     Scope,
     ScopeDecision,
@@ -32,6 +32,7 @@ __all__ = [
     "CypherPolicy",
     "PolicyResult",
     "ReferencedNames",
+    "Relevance",
     "Scope",
     "ScopeDecision",
     "Token",

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+from typing import Any
 
 from langgraph.runtime import Runtime
 
@@ -38,7 +39,8 @@ async def evaluate(state: AgentState, runtime: Runtime[Context]) -> Update:
     cypher, columns, rows = state["cypher"], state.get("columns", []), state.get("rows", [])
     truncated = state.get("truncated", False)
     calls: list[LLMCall] = []
-    if ctx.llms is None:
+    plain = not ctx.config.evaluate_plain_rows and plainly_answers(columns, rows, truncated)
+    if ctx.llms is None or plain:
         verdict = Evaluation(
             answers_question=True, answer=plain_answer(columns, rows, truncated=truncated)
         )
@@ -89,6 +91,19 @@ async def evaluate(state: AgentState, runtime: Runtime[Context]) -> Update:
         "attempts": [Attempt(cypher=cypher, stage=Stage.OK, rows=len(rows))],
         "last_stage": Stage.OK,
     }
+
+
+PLAIN_ROWS = 20
+PLAIN_COLUMNS = 3
+
+
+def plainly_answers(columns: list[str], rows: list[list[Any]], truncated: bool) -> bool:
+    """Rows whose answer needs no model to judge or word: at least one row, at most 20 and
+    three columns, not cut at the row limit. An empty result still goes to the evaluator (a
+    wrong filter is its most common catch)."""
+    return (
+        bool(rows) and len(rows) <= PLAIN_ROWS and len(columns) <= PLAIN_COLUMNS and not truncated
+    )
 
 
 async def _grounded(ctx: Context, state: AgentState, answer: str) -> tuple[str, bool, Runner]:

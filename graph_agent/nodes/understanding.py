@@ -20,6 +20,7 @@ from graph_agent.nodes.prompt_parts import value_hints
 from graph_agent.state import AgentState
 from graph_agent.structured import ask_structured
 from guardrails import (
+    Relevance,
     ScopeDecision,
     asks_for_a_task,
     asks_to_change,
@@ -72,6 +73,10 @@ async def understand(state: AgentState, runtime: Runtime[Context]) -> Update:
     update["value_hints"] = hints
     if ctx.llms is None:
         return update | {"fatal": True, "error_kind": "llm_not_configured"}
+    if not history and not ctx.config.guard_sure_questions and _sure(related):
+        # Every content word is the graph's own: the guard's call has nothing to decide (on
+        # the eval sets no such first question was ever out of scope; docs/eval.md).
+        return update | {"scope": "in_scope", "scope_reason": "every word is the graph's"}
 
     messages = prompts.GUARD.render(
         description=ctx.description,
@@ -110,6 +115,12 @@ async def understand(state: AgentState, runtime: Runtime[Context]) -> Update:
         if example is not None:
             update |= _reuse(example)
     return update
+
+
+def _sure(related: Relevance) -> bool:
+    """A first question the cheap checks place in the graph with confidence: it touches the
+    graph and has no content word the graph lacks."""
+    return bool(related.touching) and not related.foreign
 
 
 async def _stand_alone(
