@@ -9,6 +9,7 @@ ErrorKind = Literal[
     "llm_error",
     "llm_timeout",
     "graph_down",
+    "graph_restarted",
     "query_timeout",
     "query_error",
     "deadline",
@@ -49,6 +50,9 @@ FAILURE_TEXT: dict[ErrorKind, str] = {
     "happening, ask an admin to check the LLM settings (OPENAI_BASE_URL, LLM_MODEL).",
     "graph_down": "I couldn't reach the graph database. Try again shortly, or ask an admin "
     "to run `cypherbot doctor`.",
+    "graph_restarted": "The graph database stopped while it ran the query for this question "
+    "(the query may have been too large for it) and is back with its saved data. "
+    "Please ask again, perhaps a little narrower.",
     "query_timeout": "The query took too long each time I tried. Try narrowing the question, "
     "for example to one named thing or a time range.",
     "query_error": "The query could not run.",

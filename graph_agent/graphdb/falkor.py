@@ -15,10 +15,13 @@ from falkordb import FalkorDB
 from falkordb.edge import Edge
 from falkordb.node import Node
 from falkordb.path import Path as GraphPath
+from redis.backoff import NoBackoff
+from redis.retry import Retry
 
 from graph_agent.graphdb.embedded import ENGINE_LIMITS, EmbeddedServer, embedded_server
 from graph_agent.graphdb.errors import (
     CypherSyntaxError,
+    EngineRestartedError,
     GraphAuthError,
     GraphConnectionError,
     GraphDataLossError,
@@ -51,6 +54,13 @@ _LOAD_OPS = frozenset({"LoadCSV"})
 LOAD_CSV_REFUSAL = "LOAD CSV reads files or URLs, which a read-only question may not do"
 _OFFSET = re.compile(r"offset: (\d+)")
 _CATALOG_TTL_S = 300.0
+# What redis-py's ConnectionError is raised from when the statement never reached an engine.
+_NOT_DELIVERED = (ConnectionRefusedError, FileNotFoundError, BrokenPipeError)
+ENGINE_RESTARTED = (
+    "The graph database stopped while it ran this query (it may have needed more memory than "
+    "it is allowed) and has been restarted with its saved data. Please ask again."
+)
+"""EngineRestartedError's message: for the person asking, so no engine detail."""
 
 
 def native(value: Any) -> Any:
@@ -108,21 +118,40 @@ class FalkorGraph:
     # --- plumbing ----------------------------------------------------------------------
 
     def _call(self, fn: Callable[[], T]) -> T:
+        """Run one client call; when the embedded engine has died, bring it back.
+
+        A statement the dead engine never received is sent again once, to the new engine; one
+        that was running when it died is not (it may be what killed it): EngineRestartedError.
+        """
+        server = self._server
         try:
             return fn()
-        except redis.exceptions.ConnectionError as exc:
-            if self._server is None:
-                raise self._unreachable(exc) from None
-            # The embedded server died (crash, kill -9): start it again once, then retry.
-            logger.warning("Embedded FalkorDB connection lost (%s); restarting it", exc)
-            try:
-                self._server.ensure_running()
-                self.check_saved()
-                return fn()
-            except redis.exceptions.ConnectionError as again:
-                raise self._unreachable(again) from None
         except redis.exceptions.AuthenticationError:
             raise GraphAuthError(f"FalkorDB at {self.url} refused the password.") from None
+        except redis.exceptions.ConnectionError as exc:
+            if server is None:
+                raise self._unreachable(exc) from None
+            broken = exc
+        # The embedded engine died: kill -9, an allocation past its memory limit, a crash.
+        self._recover(server, broken)
+        if not _never_sent(broken):
+            raise EngineRestartedError(ENGINE_RESTARTED)
+        try:
+            return fn()
+        except redis.exceptions.ConnectionError as again:
+            # Down again at once: back up for the next statement, but this one is not re-sent.
+            self._recover(server, again)
+            raise EngineRestartedError(ENGINE_RESTARTED) from None
+
+    def _recover(self, server: EmbeddedServer, exc: redis.exceptions.ConnectionError) -> None:
+        logger.warning("Lost the embedded FalkorDB (%s); bringing it back", _engine_message(exc))
+        try:
+            server.recover()
+            lost = self.check_saved()
+        except redis.exceptions.ConnectionError as again:
+            raise self._unreachable(again) from None
+        if lost is not None:
+            raise GraphDataLossError(lost)
 
     def _unreachable(self, exc: BaseException) -> GraphConnectionError:
         return GraphConnectionError(
@@ -408,6 +437,18 @@ class FalkorGraph:
                 raise
 
 
+def _never_sent(exc: redis.exceptions.ConnectionError) -> bool:
+    """Whether the engine cannot have run the statement: no engine took the connection, or
+    the one that did was still loading its data.
+
+    redis-py raises the same ConnectionError when the engine was gone before the statement
+    was sent as when it died running it; the OS error it was raised from tells them apart.
+    """
+    if isinstance(exc, redis.exceptions.BusyLoadingError):
+        return True
+    return isinstance(exc.__cause__ or exc.__context__, _NOT_DELIVERED)
+
+
 def _loads_csv(cypher: str) -> bool:
     """LOAD CSV as written (any case, any spacing): the adapter's own check under the policy."""
     words = [fold_word(t.text) for t in tokenize(cypher) if t.is_word]
@@ -439,7 +480,9 @@ def _open(url: str, **kwargs: Any) -> FalkorDB:
 def connect_embedded(data_dir: Path, graph_name: str) -> FalkorGraph:
     server = embedded_server(data_dir)
     url = f"embedded ({server.state_dir})"
-    client = _open(url, unix_socket_path=str(server.socket_path))
+    # No retries inside the client: it would send a statement the engine died on to the next
+    # engine, and wait seconds on a dead one; FalkorGraph._call restarts the engine instead.
+    client = _open(url, unix_socket_path=str(server.socket_path), retry=Retry(NoBackoff(), 0))
     graph = FalkorGraph(client, graph_name, url, server)
     graph.check_saved()
     return graph

@@ -11,6 +11,7 @@ from langgraph.runtime import Runtime
 from graph_agent.context import Context
 from graph_agent.graphdb.errors import (
     CypherSyntaxError,
+    EngineRestartedError,
     GraphConnectionError,
     GraphError,
     NotReadOnlyError,
@@ -67,6 +68,8 @@ async def execute(state: AgentState, runtime: Runtime[Context]) -> Update:
         )
     except NotReadOnlyError as exc:
         return attempt_failed(cypher, f"Refused as not read-only: {exc}", Stage.POLICY)
+    except EngineRestartedError as exc:
+        return {"fatal": True, "error_kind": "graph_restarted", "last_error": str(exc)}
     except GraphConnectionError as exc:
         return {"fatal": True, "error_kind": "graph_down", "last_error": str(exc)}
     except GraphError as exc:

@@ -10,6 +10,7 @@ from langgraph.runtime import Runtime
 
 from graph_agent.context import Context
 from graph_agent.graphdb.errors import (
+    EngineRestartedError,
     GraphConnectionError,
 )
 from graph_agent.graphdb.protocol import Validation
@@ -44,6 +45,8 @@ async def validate(state: AgentState, runtime: Runtime[Context]) -> Update:
     rules = Runner(Case(state["standalone_question"], cypher, ctx, state))
     try:
         update = await _validate(ctx, rules, cypher)
+    except EngineRestartedError as exc:
+        update = {"fatal": True, "error_kind": "graph_restarted", "last_error": str(exc)}
     except GraphConnectionError as exc:
         update = {"fatal": True, "error_kind": "graph_down", "last_error": str(exc)}
     return update | rules.trace()

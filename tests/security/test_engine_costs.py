@@ -86,6 +86,37 @@ def test_the_policy_refuses_lists_and_strings_grown_from_computed_values(cypher:
     assert "e.g." in reason and len(reason) < 300, reason
 
 
+# Every node with every node with every node: 3 GB in the embedded engine past its per-query
+# memory cap (bench/dos.py), which the address-space limit then stops by killing it.
+CARTESIAN = [
+    "MATCH (a), (b), (c) RETURN size(collect([a.id, b.id, c.id]))",
+    "MATCH (a) MATCH (b) MATCH (c) RETURN count(*)",
+    "MATCH (:Person), (:Team), (:Service) RETURN count(*)",
+    "MATCH (a:Person) WITH a MATCH (b:Team), (c:Service) RETURN count(*)",
+    "OPTIONAL MATCH (a:Person), (b:Team) OPTIONAL MATCH (c) RETURN count(*)",
+]
+RELATED = [
+    "MATCH (a:Person)-[:MEMBER_OF]->(t:Team), (t)-[:OWNS]->(s:Service) RETURN count(*)",
+    "MATCH (a:Person), (b:Team) WHERE a.name = b.name RETURN count(*)",
+    "MATCH (a:Person) WITH count(a) AS n MATCH (b:Team) WITH n, count(b) AS m "
+    "MATCH (c:Service) RETURN n, m, count(c)",
+    "MATCH (a:Person) RETURN a.name AS x UNION MATCH (b:Team) RETURN b.name AS x "
+    "UNION MATCH (c:Service) RETURN c.name AS x",
+]
+
+
+@pytest.mark.parametrize("cypher", CARTESIAN)
+def test_three_unrelated_patterns_are_refused(cypher: str) -> None:
+    verdict = check_cypher(cypher)
+    assert not verdict.allowed and verdict.category == "cost", (cypher, verdict)
+    assert "share no variable" in (verdict.reason or "")
+
+
+@pytest.mark.parametrize("cypher", RELATED)
+def test_related_patterns_and_counts_in_steps_pass(cypher: str) -> None:
+    assert check_cypher(cypher).allowed, check_cypher(cypher)
+
+
 @pytest.mark.parametrize("size", [10_001, 20_000, 99_999])
 def test_literal_ranges_past_ten_thousand_are_refused(size: int) -> None:
     verdict = check_cypher(f"UNWIND range(1, {size}) AS n RETURN count(n)")
