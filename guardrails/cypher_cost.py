@@ -429,7 +429,8 @@ def _pattern_parts(tokens: list[Token]) -> list[list[set[str]]]:
     A WITH starts a new part whose first "pattern" is every name the WITH carries (together:
     a count carried on is one row, and carried nodes were already counted before it)."""
     segments: list[list[set[str]]] = [[]]
-    depth, in_match, part, i = 0, False, None, 0
+    depth, in_match, i = 0, False, 0
+    part: set[str] | None = None
     carried: set[str] | None = None
     while i < len(tokens):
         tok = tokens[i]
