@@ -39,7 +39,8 @@ def rss_mb(pid: int) -> float:
 
 
 def child(args: argparse.Namespace) -> None:
-    """The app process: serve Slack events until stdin closes."""
+    """The app process: serve Slack events until stdin closes (in Socket Mode with
+    --app-token, else over HTTP)."""
     from pydantic import SecretStr
 
     from bot.settings import Settings
@@ -60,17 +61,27 @@ def child(args: argparse.Namespace) -> None:
         rate_per_day=1_000_000,
         slack_bot_token=SecretStr(args.bot_token),
         slack_signing_secret=SecretStr(args.signing_secret),
+        slack_app_token=SecretStr(args.app_token) if args.app_token else None,
         slack_api_url=args.api_url,
     )
     db = connect("embedded", data_dir=data_dir / "graph", graph_name="bench")
     model = ScriptedChatModel(responder=graph_responder(lambda q: TEAM_SIZES))
     with open_memory(settings.memory_location) as memory:
         agent = build_agent(settings, memory.examples, db=db, llms=LLMs(cypher=model, fast=model))
-        bot = create_bot(settings, agent, memory, socket_mode=False)
-        server = SlackHTTPServer(bot.app, host="127.0.0.1", port=0, health={}).start()
-        print(server.events_url, flush=True)
-        sys.stdin.read()  # the parent closes stdin to stop us
-        server.stop()
+        bot = create_bot(settings, agent, memory, socket_mode=bool(args.app_token))
+        if args.app_token:
+            from bot.slack.socket_mode import socket_mode_handler
+
+            handler = socket_mode_handler(bot, settings)
+            handler.connect()  # type: ignore[no-untyped-call]
+            print("socket", flush=True)
+            sys.stdin.read()  # the parent closes stdin to stop us
+            handler.close()  # type: ignore[no-untyped-call]
+        else:
+            server = SlackHTTPServer(bot.app, host="127.0.0.1", port=0, health={}).start()
+            print(server.events_url, flush=True)
+            sys.stdin.read()
+            server.stop()
         bot.close()
     db.close()
 
@@ -85,10 +96,12 @@ def _sample(pid: int, stop: threading.Event, into: list[float]) -> None:
 
 
 @contextmanager
-def app_in_subprocess(tmp: Path) -> Iterator[tuple[Any, subprocess.Popen[str]]]:
+def app_in_subprocess(
+    tmp: Path, transport: str = "http"
+) -> Iterator[tuple[Any, subprocess.Popen[str]]]:
     """The emulator here and the Slack app (demo graph, instant scripted LLM) in a child
     process, warmed up by one answered question: the app shares no interpreter with the
-    load generator, as with the real Slack."""
+    load generator, as with the real Slack. `transport="socket"`: the app in Socket Mode."""
     from bot.playground.emulator import SlackEmulator
     from graph_agent.demo import load_demo
     from graph_agent.graphdb import connect
@@ -96,21 +109,26 @@ def app_in_subprocess(tmp: Path) -> Iterator[tuple[Any, subprocess.Popen[str]]]:
 
     db = connect("embedded", data_dir=tmp / "graph", graph_name="bench")
     load_demo(db)
-    emulator = SlackEmulator().start()
+    emulator = SlackEmulator(transport="socket" if transport == "socket" else "http").start()
     emulator.add_user(ALICE, "alice")
     emulator.add_channel(CHANNEL, "general", members=[ALICE])
+    socket_args = ["--app-token", emulator.app_token] if transport == "socket" else []
     proc = subprocess.Popen(
         [sys.executable, __file__, "--child", "--data-dir", str(tmp),
          "--api-url", emulator.api_url, "--bot-token", emulator.bot_token,
-         "--signing-secret", emulator.signing_secret],
+         "--signing-secret", emulator.signing_secret, *socket_args],
         stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True, cwd=ROOT,
         env={**os.environ, "PYTHONHASHSEED": "0"},
     )  # fmt: skip
     try:
         assert proc.stdout is not None and proc.stdin is not None
-        emulator.app_url = proc.stdout.readline().strip()
-        if not emulator.app_url:
+        started = proc.stdout.readline().strip()
+        if not started:
             raise RuntimeError("the app process did not start")
+        if transport == "socket":
+            emulator.wait_for(lambda: any(c.live for c in emulator.socket_connections), 60)
+        else:
+            emulator.app_url = started
         # One question first, so imports and connections made on first use are done.
         first, _ = emulator.post_message(ALICE, CHANNEL, f"<@{emulator.bot_user_id}> warm-up")
         emulator.wait_for(lambda: _answered(emulator, first["ts"]), 60)
@@ -183,7 +201,7 @@ def main() -> None:
     parser.add_argument("--quick", action="store_true")
     parser.add_argument("--json", action="store_true")
     parser.add_argument("--child", action="store_true", help=argparse.SUPPRESS)
-    for option in ("--data-dir", "--api-url", "--bot-token", "--signing-secret"):
+    for option in ("--data-dir", "--api-url", "--bot-token", "--signing-secret", "--app-token"):
         parser.add_argument(option, help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.child:

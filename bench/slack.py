@@ -1,5 +1,6 @@
-"""Slack bot benchmark: ack latency under concurrent events, end-to-end overhead per question,
-answers per second with many threads vs one (real Bolt app, emulator, agent, demo graph)."""
+"""Slack bot benchmark: ack latency under concurrent events (over HTTP and in Socket Mode),
+end-to-end overhead per question, answers per second with many threads vs one (real Bolt app,
+emulator, agent, demo graph)."""
 
 from __future__ import annotations
 
@@ -69,7 +70,7 @@ def ask_and_wait(r: SlackRig, question: str, timeout: float = 120) -> float:
 
 
 def bench_ack(tmp: Path, rounds: int) -> dict[str, float]:
-    """20 mentions delivered at once; the time until each HTTP response.
+    """20 mentions delivered at once over HTTP; the time until each HTTP response.
 
     Three processes, as in production: the app (bench.process's child), the Slack Web API
     emulator (this process, serving the app's chat.postMessage/update calls), and a sender
@@ -114,6 +115,50 @@ def bench_ack(tmp: Path, rounds: int) -> dict[str, float]:
                 ),
                 120,
             )
+    return {
+        "events": len(acks),
+        "p50_ms": percentile(acks, 50),
+        "p99_ms": percentile(acks, 99),
+        "max_ms": max(acks),
+    }
+
+
+def bench_ack_socket(tmp: Path, rounds: int) -> dict[str, float]:
+    """20 mentions sent at once as Socket Mode envelopes; the time until each ack.
+
+    The app runs in its own process (Bolt's built-in Socket Mode client). The envelopes
+    leave, and their acks are read, in the emulator's process — the websocket is the
+    emulator's — which also serves the Web API calls of the answers that follow: its threads
+    share one interpreter, so the tail includes some of the harness (the HTTP figure avoids
+    that with a separate sender process, which a websocket server cannot have). Each ack is
+    timed from just before its envelope is written to the moment its bytes are read."""
+    from bench.process import ALICE, app_in_subprocess
+
+    acks: list[float] = []
+    with app_in_subprocess(tmp / "ack-socket", transport="socket") as (emulator, _proc):
+        channel = "C0GENERAL"
+        for n in range(rounds):
+            payloads = []
+            for i in range(20):
+                message, _ = emulator.post_message(
+                    ALICE,
+                    channel,
+                    f"<@{emulator.bot_user_id}> round {n} question {i}",
+                    deliver=False,
+                )
+                payloads.append(emulator.events_for_message(channel, message)[0])
+            deliveries = emulator.deliver_all(payloads, concurrent=True)
+            if not all(d.acked for d in deliveries):
+                raise RuntimeError("an envelope was not acknowledged in time")
+            acks += [d.elapsed_s * 1000 for d in deliveries]
+            posted = [p["event"]["ts"] for p in payloads]
+            emulator.wait_for(
+                lambda posted=posted: all(
+                    any(m.get("blocks") for m in emulator.bot_replies(channel, ts)) for ts in posted
+                ),
+                120,
+            )
+            emulator.wait_idle(60)
     return {
         "events": len(acks),
         "p50_ms": percentile(acks, 50),
@@ -216,6 +261,7 @@ def run(quick: bool = False) -> dict[str, Any]:
             load_demo(db)
             return {
                 "ack": bench_ack(tmp, rounds=2 if quick else 5),
+                "ack_socket": bench_ack_socket(tmp, rounds=2 if quick else 5),
                 "overhead": bench_overhead(db, tmp, questions=10 if quick else 40),
                 "throughput": bench_throughput(db, tmp, single=3 if quick else 6),
             }
@@ -226,14 +272,17 @@ def run(quick: bool = False) -> dict[str, Any]:
 
 def markdown(results: dict[str, Any]) -> str:
     ack, overhead, tp = results["ack"], results["overhead"], results["throughput"]
+    socket = results["ack_socket"]
     return "\n".join(
         [
-            "## Slack bot (real Bolt app over HTTP, local Slack API emulator, demo graph)",
+            "## Slack bot (real Bolt app over HTTP or in Socket Mode, local Slack API emulator, demo graph)",
             "",
             "| measure | value |",
             "|---|---:|",
             f"| ack latency, 20 concurrent events ({ack['events']} events): p50 | {ack['p50_ms']:.1f} ms |",
             f"| ack latency: p99 | {ack['p99_ms']:.1f} ms |",
+            f"| ack latency in Socket Mode, 20 concurrent envelopes ({socket['events']} events): p50 | {socket['p50_ms']:.1f} ms |",
+            f"| ack latency in Socket Mode: p99 | {socket['p99_ms']:.1f} ms |",
             f"| event → final answer posted, instant LLM ({overhead['questions']} questions): p50 | {overhead['p50_ms']:.0f} ms |",
             f"| event → final answer posted: p95 | {overhead['p95_ms']:.0f} ms |",
             f"| answers/s, 0.5 s LLM, one thread | {tp['one_thread_per_s']:.2f} |",

@@ -1,4 +1,4 @@
-"""Runs the real Bolt app over HTTP against the local Slack API emulator, for e2e tests and the bench."""
+"""Runs the real Bolt app against the local Slack API emulator, over HTTP or in Socket Mode, for e2e tests and the bench."""
 
 from __future__ import annotations
 
@@ -8,20 +8,24 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import yaml
 from langchain_core.messages import BaseMessage
 from pydantic import SecretStr
 
-from bot.playground.emulator import SlackEmulator
+from bot.playground.emulator import SlackEmulator, Transport
 from bot.playground.emulator_limits import RateLimits
 from bot.settings import Settings
 from bot.slack.answering import AgentPort
 from bot.slack.app import SlackBot, create_bot
 from bot.slack.http_server import SlackHTTPServer
+from bot.slack.socket_mode import socket_mode_handler
 from memory import Memory, open_memory
 from rig.scripted_llm import cypher_reply, evaluation_reply, guard_reply
+
+if TYPE_CHECKING:
+    from slack_bolt.adapter.socket_mode import SocketModeHandler
 
 CHANNEL = "C0GENERAL"
 ALICE = "U0ALICE"
@@ -51,13 +55,21 @@ def rig_settings(data_dir: Path, **overrides: Any) -> Settings:
 
 @dataclass
 class SlackRig:
-    """Emulator + app server + bot + memory, and helpers to talk to them."""
+    """Emulator + the app's transport (HTTP server or Socket Mode connection) + bot + memory,
+    and helpers to talk to them."""
 
     emulator: SlackEmulator
-    server: SlackHTTPServer
+    server: SlackHTTPServer | None
+    """The app's HTTP server (None in Socket Mode)."""
     bot: SlackBot
     memory: Memory
     settings: Settings
+    socket: SocketModeHandler | None = None
+    """The app's Socket Mode handler (None over HTTP)."""
+
+    @property
+    def transport(self) -> Transport:
+        return self.emulator.transport
 
     @property
     def bot_user(self) -> str:
@@ -130,40 +142,70 @@ def slack_rig(
     status_supported: bool = True,
     progress_interval_s: float = 1.0,
     slack_rate_limits: bool = True,
+    transport: Transport = "http",
+    ack_timeout_s: float = 3.0,
     **settings_overrides: Any,
 ) -> Iterator[SlackRig]:
-    """Start emulator, memory, app and its HTTP server; stop them all afterwards.
+    """Start emulator, memory, app and its transport; stop them all afterwards.
 
-    `slack_rate_limits=False` lifts the emulator's rate limits (the bench measures the bot's
-    own concurrency, not Slack's per-channel budget)."""
+    `transport="socket"` runs the app in Socket Mode (Bolt's built-in handler, connected with
+    the emulator's app-level token) instead of behind its HTTP server; `ack_timeout_s` is how
+    long the emulator waits for an envelope's ack before Slack's retry. `slack_rate_limits=False`
+    lifts the emulator's rate limits (the bench measures the bot's own concurrency, not
+    Slack's per-channel budget)."""
     emulator = SlackEmulator(
         status_supported=status_supported,
         scopes=manifest_scopes(),
         rate_limits=None
         if slack_rate_limits
         else RateLimits(tier3_per_minute=10**9, posts_per_channel=10**9),
+        transport=transport,
+        ack_timeout_s=ack_timeout_s,
     ).start()
     emulator.add_user(ALICE, "alice")
     emulator.add_user(BOB, "bob")
     emulator.add_user(OTHER_BOT_USER, "otherbot", is_bot=True, bot_id=OTHER_BOT_ID)
     emulator.add_channel(CHANNEL, "general", members=[ALICE, BOB, OTHER_BOT_USER])
-    settings = rig_settings(
-        data_dir,
-        slack_bot_token=SecretStr(emulator.bot_token),
-        slack_signing_secret=SecretStr(emulator.signing_secret),
-        slack_api_url=emulator.api_url,
+    socket_mode = transport == "socket"
+    values: dict[str, Any] = {
+        "slack_bot_token": SecretStr(emulator.bot_token),
+        "slack_signing_secret": SecretStr(emulator.signing_secret),
+        "slack_api_url": emulator.api_url,
         **settings_overrides,
-    )
+    }
+    if socket_mode:  # the emulator's own app-level token, whatever the test set
+        values["slack_app_token"] = SecretStr(emulator.app_token)
+    settings = rig_settings(data_dir, **values)
     own_memory = memory is None
     mem = memory or open_memory(settings.memory_path)
-    bot = create_bot(settings, agent, mem, socket_mode=False)
+    bot = create_bot(settings, agent, mem, socket_mode=socket_mode)
     bot.deps.progress_interval_s = progress_interval_s
-    server = SlackHTTPServer(bot.app, host="127.0.0.1", port=0, health={"memory": mem.ping}).start()
-    emulator.app_url = server.events_url
+    server: SlackHTTPServer | None = None
+    handler: SocketModeHandler | None = None
     try:
-        yield SlackRig(emulator, server, bot, mem, settings)
+        if socket_mode:
+            handler = socket_mode_handler(bot, settings)
+            handler.connect()  # type: ignore[no-untyped-call]
+            emulator.wait_for(
+                lambda: any(c.live for c in emulator.socket_connections),
+                30,
+                "the app did not open its Socket Mode connection",
+            )
+        else:
+            server = SlackHTTPServer(
+                bot.app, host="127.0.0.1", port=0, health={"memory": mem.ping}
+            ).start()
+            emulator.app_url = server.events_url
+        yield SlackRig(emulator, server, bot, mem, settings, handler)
     finally:
-        server.stop()
+        if server is not None:
+            server.stop()
+        if handler is not None:
+            # Closed from the emulator's side first: Bolt's client otherwise waits out its
+            # 3 s receive timeout before its own close returns.
+            handler.client.auto_reconnect_enabled = False
+            emulator.socket_close_connections()
+            handler.close()  # type: ignore[no-untyped-call]
         bot.close()
         emulator.stop()
         if own_memory:

@@ -52,11 +52,11 @@ def run(
             logger.warning("No LLM configured: only taught questions can be answered.")
         try:
             if socket_mode:
-                from slack_bolt.adapter.socket_mode import SocketModeHandler
+                from bot.slack.socket_mode import socket_mode_handler
 
-                assert s.slack_app_token is not None
                 logger.info("Connecting to Slack in Socket Mode…")
-                handler = SocketModeHandler(bot.app, app_token=s.slack_app_token.get_secret_value())
+                handler = socket_mode_handler(bot, s)
+                stack.callback(handler.close)
                 handler.start()  # type: ignore[no-untyped-call]
             else:
                 server = SlackHTTPServer(

@@ -3,7 +3,8 @@ keeps the workspace's state and delivers signed events to the app.
 
 Split by concern: `emulator_state.py` (the workspace), `emulator_events.py` (people's actions
 and event delivery), `emulator_web_api.py` (the Web API methods and their HTTP handler), with
-the AI-app surface in `emulator_ai.py` and Slack's limits in `emulator_limits.py`.
+the AI-app surface in `emulator_ai.py`, Slack's limits in `emulator_limits.py`, Socket Mode's
+websocket in `emulator_socket.py` and the acknowledgement contract in `emulator_acks.py`.
 """
 
 from __future__ import annotations
@@ -16,8 +17,10 @@ from bot.playground.emulator_state import (
     Channel,
     ChannelKind,
     Delivery,
+    DeliveryKind,
     StateChange,
     Subscriber,
+    Transport,
     User,
 )
 from bot.playground.emulator_web_api import WebApi, handler_for
@@ -31,9 +34,11 @@ __all__ = [
     "Channel",
     "ChannelKind",
     "Delivery",
+    "DeliveryKind",
     "SlackEmulator",
     "StateChange",
     "Subscriber",
+    "Transport",
     "User",
 ]
 
@@ -41,7 +46,8 @@ __all__ = [
 class SlackEmulator(WebApi):
     """Plays Slack for a Bolt app: serves the Web API on 127.0.0.1 (port 0), keeps channels,
     users, messages, reactions and files in memory, records every call, injects errors, and
-    delivers events to the app as signed HTTP requests (or Socket Mode envelopes)."""
+    delivers events to the app as signed HTTP requests or, with `transport="socket"`, as
+    Socket Mode envelopes over the websocket the app opens (`apps.connections.open`)."""
 
     _http: LocalServer | None = None
 
@@ -53,6 +59,7 @@ class SlackEmulator(WebApi):
 
     def stop(self) -> None:
         self._sender.shutdown(wait=False, cancel_futures=True)
+        self._stop_socket()
         if self._http is not None:
             self._http.stop()
             self._http = None

@@ -1,28 +1,35 @@
 """The emulator's event side: what people do (post, edit, react, click, run a slash command)
-and the Events API payloads that follows, signed and POSTed to the app (or wrapped for Socket
-Mode), with Slack's retries."""
+and the Events API payloads that follows, signed and POSTed to the app or sent as Socket Mode
+envelopes (`transport`), with Slack's retries and a record of every acknowledgement."""
 
 from __future__ import annotations
 
 import hashlib
 import hmac
+import http.client
 import json
 import logging
+import select
 import time
-import urllib.error
 import urllib.parse
-import urllib.request
 import uuid
 from collections.abc import Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
+from bot.playground.emulator_acks import ack_problems
 from bot.playground.emulator_ai import AISurface
 from bot.playground.emulator_state import (
     Delivery,
+    DeliveryKind,
     WorkspaceState,
+    _AwaitedAck,
+    _HttpProbe,
     _rich_text,
 )
+
+if TYPE_CHECKING:
+    from bot.playground.emulator_socket import SocketConnection, SocketModeServer
 
 logger = logging.getLogger(__name__)
 
@@ -181,16 +188,20 @@ class EventDelivery(WorkspaceState):
         *,
         retries: int = 0,
         concurrent: bool = True,
-        retry_reason: str = "http_timeout",
+        retry_reason: str | None = None,
         timestamp: int | None = None,
         signing_secret: str | None = None,
         url: str | None = None,
         first_retry: int = 0,
     ) -> Delivery:
-        """POST `payload` to the app (or to `url`: another instance of it), signed. With
-        `retries`, also send Slack's retries (`X-Slack-Retry-Num` 1..retries) — all at once
-        when `concurrent`; `first_retry` numbers a lone later retry. Returns the first
-        attempt's delivery; every attempt is in `deliveries`."""
+        """POST `payload` to the app (or to `url`: another instance of it), signed — or, with
+        `transport` "socket" and no `url`, send it as an events_api envelope. With `retries`,
+        also send Slack's retries (`X-Slack-Retry-Num` or `retry_attempt` 1..retries, reason
+        "http_timeout" or "timeout" unless `retry_reason`) — all at once when `concurrent`;
+        `first_retry` numbers a lone later retry. Returns the first attempt's delivery; every
+        attempt is in `deliveries`."""
+        if retry_reason is None:
+            retry_reason = "timeout" if self._over_socket(url) else "http_timeout"
         if not retries:
             return self._send(payload, first_retry, retry_reason, timestamp, signing_secret, url)
         attempts = range(retries + 1)
@@ -212,6 +223,7 @@ class EventDelivery(WorkspaceState):
         return results[0]
 
     def url_verification(self, challenge: str = "emulator-challenge") -> Delivery:
+        """Slack's check of a new Request URL (HTTP only: Socket Mode has none)."""
         return self._send(
             {
                 "token": "emulator-verification-token",
@@ -222,6 +234,7 @@ class EventDelivery(WorkspaceState):
             "",
             None,
             None,
+            self.app_url,
         )
 
     def slash_command(
@@ -244,6 +257,8 @@ class EventDelivery(WorkspaceState):
             "response_url": f"{self.base_url}/response/{response_id}",
             "trigger_id": uuid.uuid4().hex,
         }
+        if self._over_socket():
+            return self._socket_deliver("slash_commands", fields)
         body = urllib.parse.urlencode(fields).encode()
         ts = int(time.time())
         headers = {
@@ -251,7 +266,7 @@ class EventDelivery(WorkspaceState):
             "X-Slack-Request-Timestamp": str(ts),
             "X-Slack-Signature": self.sign(body, ts),
         }
-        return self._post(body, headers, fields, 0)
+        return self._post(body, headers, fields, 0, kind="slash_commands")
 
     def click(self, user: str, channel: str, ts: str, action_id: str, value: str) -> Delivery:
         """A person clicks a button (`action_id`) of the message `ts`: Slack's signed form POST
@@ -267,6 +282,8 @@ class EventDelivery(WorkspaceState):
             action_id=action_id,
             value=value,
         )
+        if self._over_socket():
+            return self._socket_deliver("interactive", payload)
         body = urllib.parse.urlencode({"payload": json.dumps(payload)}).encode()
         ts_now = int(time.time())
         headers = {
@@ -274,10 +291,11 @@ class EventDelivery(WorkspaceState):
             "X-Slack-Request-Timestamp": str(ts_now),
             "X-Slack-Signature": self.sign(body, ts_now),
         }
-        return self._post(body, headers, payload, 0)
+        return self._post(body, headers, payload, 0, kind="interactive")
 
     def send_raw(self, body: bytes, headers: Mapping[str, str]) -> Delivery:
-        """POST arbitrary bytes and headers to the app (bad signatures, stale timestamps)."""
+        """POST arbitrary bytes and headers to the app (bad signatures, stale timestamps);
+        HTTP whatever the `transport`."""
         return self._post(body, dict(headers), {}, 0)
 
     def sign(self, body: bytes, timestamp: int, secret: str | None = None) -> str:
@@ -286,17 +304,216 @@ class EventDelivery(WorkspaceState):
         return "v0=" + hmac.new(key, basestring, hashlib.sha256).hexdigest()
 
     def socket_envelope(
-        self, payload: dict[str, Any], *, retry_attempt: int = 0, retry_reason: str = ""
+        self,
+        payload: dict[str, Any],
+        *,
+        kind: DeliveryKind = "events_api",
+        retry_attempt: int = 0,
+        retry_reason: str = "",
     ) -> dict[str, Any]:
-        """The Socket Mode message Slack would send for an Events API payload."""
-        return {
+        """The Socket Mode message Slack sends for a payload: events_api envelopes carry the
+        retry fields; slash commands (and modal submissions) accept a response payload."""
+        envelope: dict[str, Any] = {
             "envelope_id": str(uuid.uuid4()),
             "payload": payload,
-            "type": "events_api",
-            "accepts_response_payload": False,
-            "retry_attempt": retry_attempt,
-            "retry_reason": retry_reason,
+            "type": kind,
+            "accepts_response_payload": kind == "slash_commands"
+            or (
+                kind == "interactive"
+                and payload.get("type") in ("view_submission", "block_suggestion")
+            ),
         }
+        if kind == "events_api":
+            envelope["retry_attempt"] = retry_attempt
+            envelope["retry_reason"] = retry_reason
+        return envelope
+
+    # ---- Socket Mode -----------------------------------------------------------------
+
+    def connections_url(self) -> str:
+        """A fresh one-time websocket URL (what `apps.connections.open` answers)."""
+        return self._socket_server().new_url()
+
+    @property
+    def socket_connections(self) -> list[SocketConnection]:
+        """The app's Socket Mode connections so far, oldest first."""
+        with self._lock:
+            server = self._socket
+        return server.connections if server is not None else []
+
+    def socket_disconnect(
+        self, reason: str = "refresh_requested", *, close_after_s: float | None = 10.0
+    ) -> int:
+        """Send `{"type": "disconnect", "reason": …}` on every live connection, as Slack does
+        before it recycles one; no envelope goes there afterwards and it is closed after
+        `close_after_s` unless the app closed it. Returns how many connections were asked."""
+        with self._lock:
+            server = self._socket
+        return server.disconnect(reason, close_after_s) if server is not None else 0
+
+    def socket_close_connections(self, code: int = 1001) -> None:
+        """Close every Socket Mode connection from Slack's side (1001: going away)."""
+        with self._lock:
+            server = self._socket
+        if server is not None:
+            for connection in server.connections:
+                server.close(connection, code)
+
+    def lose_next_acks(self, n: int = 1) -> None:
+        """Drop the next `n` Socket Mode acks as if the network lost them: the envelopes time
+        out and, for events, are sent again with `retry_attempt` + 1."""
+        with self._lock:
+            self._acks_to_lose += n
+
+    def ack_problems(self, deliveries: list[Delivery] | None = None) -> list[str]:
+        """Broken acknowledgement rules in `deliveries` (default: all): see emulator_acks."""
+        with self._lock:
+            chosen = list(self.deliveries if deliveries is None else deliveries)
+            calls = list(self.calls)
+        return ack_problems(chosen, calls, self)
+
+    def _observe_acks(self) -> None:
+        """Record every ack the app has already sent — an HTTP response whose first bytes are
+        in, an envelope ack in a socket's buffer — before the caller records what it saw.
+        The Web API calls this before recording a call: an ack sent before the call is then
+        recorded first, whatever the order the threads that read them were scheduled in."""
+        with self._lock:
+            server = self._socket
+            probes = list(self._probes)
+        if server is not None:
+            server.drain()
+        for probe in probes:
+            self._stamp_if_answered(probe)
+
+    def _stamp_if_answered(self, probe: _HttpProbe, wait_s: float = 0.0) -> None:
+        if probe.seq is not None:
+            return
+        try:
+            readable, _, _ = select.select([probe.sock], [], [], wait_s)
+        except (OSError, ValueError):  # closed meanwhile: its thread records it
+            return
+        if readable:
+            with self._lock:
+                if probe.seq is None:
+                    probe.seq = self._next_seq()
+
+    def _over_socket(self, url: str | None = None) -> bool:
+        return self.transport == "socket" and url is None
+
+    def _socket_server(self) -> SocketModeServer:
+        from bot.playground.emulator_socket import SocketModeServer
+
+        with self._lock:
+            if self._socket is None:
+                self._socket = SocketModeServer(
+                    app_id=self.api_app_id, on_ack=self._on_socket_ack, on_change=self._poke
+                ).start()
+            return self._socket
+
+    def _stop_socket(self) -> None:
+        with self._lock:
+            server, self._socket = self._socket, None
+        if server is not None:
+            server.stop()
+
+    def _poke(self) -> None:
+        with self._changed:
+            self._changed.notify_all()
+
+    def _socket_deliver(
+        self,
+        kind: DeliveryKind,
+        payload: dict[str, Any],
+        retry_num: int = 0,
+        retry_reason: str = "",
+    ) -> Delivery:
+        """Send one envelope on the app's newest live connection and wait `ack_timeout_s` for
+        its ack. An events_api envelope left unacked is sent again later (Slack's retry)."""
+        server = self._socket_server()
+        retry_reason = retry_reason if retry_num else ""
+        envelope = self.socket_envelope(
+            payload, kind=kind, retry_attempt=retry_num, retry_reason=retry_reason
+        )
+        envelope_id = envelope["envelope_id"]
+        waiter = _AwaitedAck(sent_at=time.monotonic())
+        with self._lock:
+            self._pending += 1
+            self._awaiting[envelope_id] = waiter
+        try:
+            deadline = time.monotonic() + self.ack_timeout_s
+            connection = server.wait_live(self.ack_timeout_s)
+            sent_seq = self._next_seq()
+            waiter.sent_at = time.monotonic()
+            if connection is not None and server.send(connection, envelope):
+                waiter.done.wait(max(0.0, deadline - time.monotonic()))
+            with self._lock:
+                self._awaiting.pop(envelope_id, None)
+                acked = waiter.acked_seq is not None
+                delivery = Delivery(
+                    payload,
+                    200 if acked else 0,
+                    json.dumps(waiter.payload) if waiter.payload else "",
+                    (waiter.acked_at if acked else time.monotonic()) - waiter.sent_at,
+                    retry_num,
+                    kind=kind,
+                    transport="socket",
+                    envelope_id=envelope_id,
+                    retry_reason=retry_reason,
+                    sent_seq=sent_seq,
+                    acked_seq=waiter.acked_seq,
+                )
+                self.deliveries.append(delivery)
+        finally:
+            with self._changed:
+                self._pending -= 1
+                self._changed.notify_all()
+        self._emit(
+            "event_delivered",
+            None,
+            {
+                "event_id": payload.get("event_id"),
+                "status": delivery.status,
+                "elapsed_s": delivery.elapsed_s,
+            },
+        )
+        if not acked and kind == "events_api" and retry_num < self.socket_retries:
+            self._retry_later(payload, retry_num + 1)
+        return delivery
+
+    def _on_socket_ack(self, envelope_id: str, payload: dict[str, Any] | None, at: float) -> None:
+        seq = self._next_seq()
+        with self._lock:
+            waiter = self._awaiting.get(envelope_id)
+            if waiter is None or waiter.done.is_set():
+                self.stray_acks.append(envelope_id)
+                return
+            if self._acks_to_lose:
+                self._acks_to_lose -= 1
+                self.lost_acks.append(envelope_id)
+                return
+            waiter.acked_seq, waiter.acked_at, waiter.payload = seq, at, payload
+            waiter.done.set()
+
+    def _retry_later(self, payload: dict[str, Any], attempt: int) -> None:
+        """Slack's retry of an unacknowledged envelope, without blocking the caller."""
+        with self._lock:
+            self._pending += 1
+
+        def send() -> None:
+            try:
+                self._socket_deliver("events_api", payload, attempt, "timeout")
+            except Exception as exc:
+                logger.debug("emulator retry failed: %s", exc)
+            finally:
+                with self._changed:
+                    self._pending -= 1
+                    self._changed.notify_all()
+
+        try:
+            self._sender.submit(send)
+        except RuntimeError:  # stopped
+            with self._changed:
+                self._pending -= 1
 
     def _send(
         self,
@@ -307,6 +524,8 @@ class EventDelivery(WorkspaceState):
         secret: str | None,
         url: str | None = None,
     ) -> Delivery:
+        if self._over_socket(url):
+            return self._socket_deliver("events_api", payload, retry_num, retry_reason)
         body = json.dumps(payload).encode()
         ts = int(time.time()) if timestamp is None else timestamp
         headers = {
@@ -317,7 +536,7 @@ class EventDelivery(WorkspaceState):
         if retry_num:
             headers["X-Slack-Retry-Num"] = str(retry_num)
             headers["X-Slack-Retry-Reason"] = retry_reason
-        return self._post(body, headers, payload, retry_num, url)
+        return self._post(body, headers, payload, retry_num, url, retry_reason=retry_reason)
 
     def _post(
         self,
@@ -326,26 +545,53 @@ class EventDelivery(WorkspaceState):
         payload: dict[str, Any],
         retry_num: int,
         url: str | None = None,
+        *,
+        kind: DeliveryKind = "events_api",
+        retry_reason: str = "",
     ) -> Delivery:
         target = url or self.app_url
         if not target or not target.startswith(("http://", "https://")):
             raise RuntimeError("set emulator.app_url to the app's http(s) /slack/events URL")
-        request = urllib.request.Request(target, data=body, headers=headers, method="POST")  # noqa: S310 - http(s) checked above
+        parts = urllib.parse.urlsplit(target)
+        connection_class = (
+            http.client.HTTPSConnection if parts.scheme == "https" else http.client.HTTPConnection
+        )
+        connection = connection_class(parts.hostname or "127.0.0.1", parts.port, timeout=30)
+        path = parts.path + (f"?{parts.query}" if parts.query else "")
         with self._lock:
             self._pending += 1
-        started = time.perf_counter()
+        probe: _HttpProbe | None = None
         try:
-            try:
-                with urllib.request.urlopen(request, timeout=30) as response:  # noqa: S310
-                    status, text = response.status, response.read().decode()
-            except urllib.error.HTTPError as exc:
-                status, text = exc.code, exc.read().decode()
+            connection.connect()
+            # Watched before the request leaves, so no answer can slip past _observe_acks.
+            probe = _HttpProbe(connection.sock)
+            with self._lock:
+                self._probes.add(probe)
+            sent_seq = self._next_seq()
+            started = time.perf_counter()
+            connection.request("POST", path, body=body, headers=headers)
+            self._stamp_if_answered(probe, wait_s=30)
+            response = connection.getresponse()
+            status, text = response.status, response.read().decode()
             elapsed = time.perf_counter() - started
-            delivery = Delivery(payload, status, text, elapsed, retry_num)
+            delivery = Delivery(
+                payload,
+                status,
+                text,
+                elapsed,
+                retry_num,
+                kind=kind,
+                retry_reason=retry_reason if retry_num else "",
+                sent_seq=sent_seq,
+                acked_seq=probe.seq if 200 <= status < 300 else None,
+            )
             with self._lock:
                 self.deliveries.append(delivery)
         finally:
+            connection.close()
             with self._lock:
+                if probe is not None:
+                    self._probes.discard(probe)
                 self._pending -= 1
         self._emit(
             "event_delivered",
@@ -356,7 +602,7 @@ class EventDelivery(WorkspaceState):
 
     def _deliver_later(self, payload: dict[str, Any]) -> None:
         """Send an echo event without blocking the API request that caused it."""
-        if not self.app_url or not self.echo_bot_events:
+        if not self.echo_bot_events or (not self.app_url and not self._over_socket()):
             return
         with self._lock:
             self._pending += 1

@@ -7,13 +7,14 @@ import itertools
 import json
 import logging
 import re
+import socket
 import threading
 import time
 import uuid
 from collections.abc import Callable, Iterable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 from bot.playground.emulator_ai import AISurface
 from bot.playground.emulator_limits import (
@@ -21,11 +22,19 @@ from bot.playground.emulator_limits import (
     RateLimits,
 )
 
+if TYPE_CHECKING:
+    from bot.playground.emulator_socket import SocketModeServer
+
 logger = logging.getLogger(__name__)
 
 
 ChannelKind = Literal["public", "private", "im"]
 Subscriber = Callable[["StateChange"], None]
+Transport = Literal["http", "socket"]
+"""How events reach the app: signed HTTP requests to its Request URL, or Socket Mode
+envelopes over the websocket it opened with `apps.connections.open`."""
+DeliveryKind = Literal["events_api", "slash_commands", "interactive"]
+"""What a delivery carries; the Socket Mode envelope `type` of the same name."""
 
 MAX_TEXT_CHARS = 4000
 """Slack answers `msg_too_long` a little above 4k characters of `text` in practice."""
@@ -84,13 +93,16 @@ class Channel:
 
 @dataclass(frozen=True)
 class ApiCall:
-    """One Web API request the app made, and what the emulator answered."""
+    """One Web API request the app made, and what the emulator answered; also each POST to a
+    slash command's response_url (method `response_url`, its body as params)."""
 
     method: str
     params: dict[str, Any]
     status: int
     response: dict[str, Any]
     at: float
+    seq: int = 0
+    """When the request arrived, in the emulator's one order of events (see `Delivery`)."""
 
     @property
     def ok(self) -> bool:
@@ -99,13 +111,31 @@ class ApiCall:
 
 @dataclass(frozen=True)
 class Delivery:
-    """One HTTP event request sent to the app and its response, timed from this side."""
+    """One attempt at delivering an event to the app (a signed HTTP request, or a Socket Mode
+    envelope) and its acknowledgement, timed from this side.
+
+    `sent_seq` and `acked_seq` place the attempt in the same order as `ApiCall.seq`, so a test
+    can tell whether the app acknowledged before it called the Web API, without a clock."""
 
     payload: dict[str, Any]
     status: int
+    """The HTTP status; over Socket Mode 200 once acked, 0 when no ack came in time."""
     body: str
+    """The response body; over Socket Mode the ack's `payload` as JSON ("" without one)."""
     elapsed_s: float
     retry_num: int = 0
+    """X-Slack-Retry-Num, or the envelope's `retry_attempt`."""
+    kind: DeliveryKind = "events_api"
+    transport: Transport = "http"
+    envelope_id: str = ""
+    retry_reason: str = ""
+    sent_seq: int = 0
+    acked_seq: int | None = None
+    """None: not acknowledged (an HTTP error status, no response, or no envelope ack in time)."""
+
+    @property
+    def acked(self) -> bool:
+        return self.acked_seq is not None
 
 
 @dataclass(frozen=True)
@@ -117,6 +147,25 @@ class StateChange:
     reaction_removed, status_set, file_shared, api_call, event_delivered."""
     channel: str | None
     data: dict[str, Any]
+
+
+@dataclass(eq=False)
+class _HttpProbe:
+    """An HTTP delivery waiting for its response: `seq` is set once the first bytes are in."""
+
+    sock: socket.socket
+    seq: int | None = None
+
+
+@dataclass
+class _AwaitedAck:
+    """A Socket Mode envelope in flight: set once its ack arrives."""
+
+    sent_at: float
+    done: threading.Event = field(default_factory=threading.Event)
+    acked_seq: int | None = None
+    acked_at: float = 0.0
+    payload: dict[str, Any] | None = None
 
 
 @dataclass
@@ -146,6 +195,10 @@ class WorkspaceState:
         scopes: Iterable[str] | None = None,
         rate_limits: RateLimits | None = None,
         clock: Callable[[], float] = time.monotonic,
+        transport: Transport = "http",
+        app_token: str = "xapp-1-A0CYPHERBOT-1-emulator",  # noqa: S107 - a local fake
+        ack_timeout_s: float = 3.0,
+        socket_retries: int = 3,
     ) -> None:
         self.signing_secret = signing_secret
         self.bot_token = bot_token
@@ -168,6 +221,16 @@ class WorkspaceState:
         self.rate_limits = rate_limits if rate_limits is not None else RateLimits(clock=clock)
         """Slack's rate limits (Tier 3 per method, chat.postMessage per channel): 429 with a
         real Retry-After when exceeded."""
+        self.transport: Transport = transport
+        """How events reach the app (`app_url` for HTTP; the app's Socket Mode connection)."""
+        self.app_token = app_token
+        """The app-level token `apps.connections.open` accepts."""
+        self.ack_timeout_s = ack_timeout_s
+        """How long a Socket Mode envelope waits for its ack (Slack: 3 s)."""
+        self.socket_retries = socket_retries
+        """Over Socket Mode, an events_api envelope not acked in time is sent again up to this
+        many times (`retry_attempt` 1.., `retry_reason` "timeout"), at once rather than after
+        Slack's 1 and 5 minutes."""
         self.responses: list[dict[str, Any]] = []
         """What the app POSTed to slash commands' response_url."""
         self._response_urls: dict[str, tuple[str, str]] = {}
@@ -188,7 +251,16 @@ class WorkspaceState:
         self._changed = threading.Condition(self._lock)
         self._ts_last = 0.0
         self._ids = itertools.count(1)
+        self._order = itertools.count(1)
         self._pending = 0
+        self._socket: SocketModeServer | None = None
+        self._awaiting: dict[str, _AwaitedAck] = {}
+        self._probes: set[_HttpProbe] = set()
+        self._acks_to_lose = 0
+        self.lost_acks: list[str] = []
+        """Envelope ids whose ack the emulator dropped on purpose (`lose_next_acks`)."""
+        self.stray_acks: list[str] = []
+        """Acks for no envelope awaiting one: unknown ids, or acks that came too late."""
         self._base_url: str | None = None
         self._sender = ThreadPoolExecutor(max_workers=16, thread_name_prefix="emulator-send")
         self.add_user(bot_user_id, bot_name, is_bot=True, bot_id=bot_id)
@@ -323,6 +395,11 @@ class WorkspaceState:
                 logger.exception("emulator subscriber failed")
 
     # ---- state helpers ---------------------------------------------------------------
+
+    def _next_seq(self) -> int:
+        """The next position in the one order of deliveries, acks and API calls."""
+        with self._lock:
+            return next(self._order)
 
     def _next_ts(self) -> str:
         now = max(time.time(), self._ts_last + 0.000001)

@@ -1,6 +1,7 @@
 """The emulator's Web API: the methods the app calls (chat.*, conversations.*, reactions.*,
-files.*, assistant.threads.*, views.publish), answered in Slack's wire format with its errors,
-scopes and rate limits, and the HTTP handler that serves them."""
+files.*, assistant.threads.*, views.publish, and apps.connections.open with the app-level
+token), answered in Slack's wire format with its errors, scopes and rate limits, and the HTTP
+handler that serves them."""
 
 from __future__ import annotations
 
@@ -38,6 +39,8 @@ class WebApi(EventDelivery):
 
     def handle_api(self, method: str, params: dict[str, Any], token: str | None) -> _ApiAnswer:
         """Answer one Web API call: (HTTP status, JSON body, extra headers)."""
+        self._observe_acks()
+        seq = self._next_seq()
         with self._lock:
             failure = self._take_failure(method)
         if failure is not None:
@@ -47,6 +50,8 @@ class WebApi(EventDelivery):
             answer = _ApiAnswer(failure.status, {"ok": False, "error": failure.error}, headers)
         elif token is None:
             answer = _ApiAnswer(200, {"ok": False, "error": "not_authed"})
+        elif method == "apps.connections.open":
+            answer = _ApiAnswer(200, self._api_connections_open(token))
         elif token != self.bot_token:
             answer = _ApiAnswer(200, {"ok": False, "error": "invalid_auth"})
         elif (needed := missing_scope(method, self.scopes)) is not None:
@@ -65,7 +70,7 @@ class WebApi(EventDelivery):
                     answer = _ApiAnswer(200, handler(self, params))
                 except _ApiError as exc:
                     answer = _ApiAnswer(200, {"ok": False, "error": exc.error})
-        call = ApiCall(method, params, answer.status, answer.body, time.time())
+        call = ApiCall(method, params, answer.status, answer.body, time.time(), seq)
         with self._lock:
             self.calls.append(call)
         self._emit(
@@ -100,6 +105,14 @@ class WebApi(EventDelivery):
             "bot_id": self.bot_id,
             "is_enterprise_install": False,
         }
+
+    def _api_connections_open(self, token: str) -> dict[str, Any]:
+        """Socket Mode's one-time websocket URL; only the app-level (xapp-) token may ask."""
+        if token == self.bot_token:
+            return {"ok": False, "error": "not_allowed_token_type"}
+        if token != self.app_token:
+            return {"ok": False, "error": "invalid_auth"}
+        return {"ok": True, "url": self.connections_url()}
 
     def _api_post_message(self, params: dict[str, Any]) -> dict[str, Any]:
         with self._lock:
@@ -311,13 +324,26 @@ class WebApi(EventDelivery):
         return {"ok": True, "upload_url": f"{self.base_url}/upload/{file_id}", "file_id": file_id}
 
     def respond(self, response_id: str, raw: bytes) -> None:
-        """A POST to a slash command's response_url: recorded (an ephemeral reply by default)."""
+        """A POST to a slash command's response_url: recorded (an ephemeral reply by default),
+        in `responses` and, as method `response_url`, in `calls`."""
+        self._observe_acks()
+        seq = self._next_seq()
         try:
             body = json.loads(raw or b"{}")
         except ValueError:
             body = {"text": raw.decode(errors="replace")}
         with self._lock:
             self.responses.append({"response_id": response_id, **body})
+            self.calls.append(
+                ApiCall(
+                    "response_url",
+                    {"response_id": response_id, **body},
+                    200,
+                    {"ok": True},
+                    time.time(),
+                    seq,
+                )
+            )
             channel, user = self._response_urls.get(response_id, ("", ""))
             ephemeral = {
                 "channel": channel,

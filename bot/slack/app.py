@@ -174,9 +174,14 @@ def register_listeners(app: App, deps: BotDeps) -> None:
     @app.command("/cypherbot")
     def handle_command(ack: Ack, respond: Respond, command: dict[str, Any]) -> None:
         # Acked at once (Slack allows 3 s): the reply may read the example store, which with
-        # EMBEDDINGS_MODEL set is an HTTP call, so it goes through response_url afterwards.
+        # EMBEDDINGS_MODEL set is an HTTP call, so a worker sends it through response_url
+        # after the ack (Bolt sends the ack only when this listener returns).
         ack()
-        respond(**_command_reply(deps, command))
+
+        def reply() -> None:
+            respond(**_command_reply(deps, command))
+
+        deps.delivery.submit([f"command:{command.get('trigger_id', '')}"], reply)
 
     @app.error
     def handle_error(error: Exception, body: dict[str, Any]) -> None:

@@ -13,15 +13,19 @@ matters: under a burst, acks that waited for SQLite's write lock behind busy wor
 0.2-0.9 s. The pool bounds concurrent questions (`WORKERS`) and queued ones, answers "busy"
 kindly when full, marks claims done only when the work finished (so a retry of an attempt
 that died is answered once its lease expires), and can be drained and waited on in tests.
+Work submitted while a transport dispatches and sends its response (`after_response`) starts
+only once the response is out, so Slack has the ack before any call the work makes.
 """
 
 from __future__ import annotations
 
+import contextvars
 import logging
 import queue
 import threading
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
 from typing import Protocol
 
 logger = logging.getLogger(__name__)
@@ -103,9 +107,11 @@ class Delivery:
         if full:
             logger.warning("worker pool full: declining a delivery")
             if on_busy is not None:
-                threading.Thread(target=_safely, args=(on_busy,), daemon=True).start()
+                busy = threading.Thread(target=_safely, args=(on_busy,), daemon=True)
+                _start(busy.start)
             return False
-        self._queue.put((list(keys), job))
+        item = (list(keys), job)
+        _start(lambda: self._queue.put(item))
         return True
 
     def _work(self) -> None:
@@ -165,6 +171,37 @@ class Delivery:
         if wait:
             for thread in self._threads:
                 thread.join()
+
+
+_held: contextvars.ContextVar[list[Callable[[], None]] | None] = contextvars.ContextVar(
+    "held_work", default=None
+)
+"""The starts of work submitted inside `after_response`, run when it ends."""
+
+
+@contextmanager
+def after_response() -> Iterator[None]:
+    """Start the work submitted inside the block only when the block ends. Each transport
+    wraps its dispatch and the sending of its response in it: Bolt sends the ack only after
+    the listener returns, and a worker started at `submit` raced it (and sometimes called
+    `assistant.threads.setStatus` first)."""
+    held: list[Callable[[], None]] = []
+    token = _held.set(held)
+    try:
+        yield
+    finally:
+        _held.reset(token)
+        for start in held:
+            start()
+
+
+def _start(start: Callable[[], None]) -> None:
+    """Now, or when the enclosing `after_response` block ends."""
+    held = _held.get()
+    if held is None:
+        start()
+    else:
+        held.append(start)
 
 
 def _safely(job: Callable[[], None]) -> None:

@@ -31,6 +31,7 @@ from slack_bolt.adapter.asgi.http_request import AsgiHttpRequest
 from slack_bolt.request import BoltRequest
 from uvicorn.protocols.http.h11_impl import H11Protocol
 
+from bot.slack.delivery import after_response
 from bot.slack.http_gate import ASGIApp, GateLimits, Receive, Scope, Send, SlackGate, respond
 
 logger = logging.getLogger(__name__)
@@ -131,7 +132,8 @@ class _Routes:
             return  # lifespan is off; nothing else is served
         path = scope["path"]
         if path == EVENTS_PATH:
-            await self.events(scope, receive, send)
+            with after_response():  # the ack is sent before the work it queued starts
+                await self.events(scope, receive, send)
         elif path == HEALTH_PATH and scope["method"] in ("GET", "HEAD"):
             healthy, report = await self.server.check_health_async()
             body = json.dumps({"ok": healthy, **report}).encode()

@@ -1,4 +1,4 @@
-"""E2E fixtures: the real Bolt app over HTTP, the real agent (scripted LLM) on the demo graph, SQLite memory, the emulator."""
+"""E2E fixtures: the real Bolt app over HTTP (or in Socket Mode), the real agent (scripted LLM) on the demo graph, SQLite memory, the emulator."""
 
 from __future__ import annotations
 
@@ -9,6 +9,7 @@ from typing import Any
 
 import pytest
 
+from bot.playground.emulator import Transport
 from bot.wiring import build_agent
 from graph_agent.graphdb import GraphDB
 from graph_agent.llm import LLMs
@@ -21,8 +22,9 @@ RigFactory = Callable[..., SlackRig]
 
 @pytest.fixture
 def make_rig(demo_db: GraphDB, tmp_path: Path) -> Iterator[RigFactory]:
-    """`make_rig(model, db=None, **settings)`: a started rig whose agent uses `model` (None: no
-    LLM configured) on the demo graph (or `db`)."""
+    """`make_rig(model, db=None, transport="http", **settings)`: a started rig whose agent uses
+    `model` (None: no LLM configured) on the demo graph (or `db`); `transport="socket"` runs
+    the app in Socket Mode."""
     with ExitStack() as stack:
         counter = iter(range(1000))
 
@@ -32,6 +34,8 @@ def make_rig(demo_db: GraphDB, tmp_path: Path) -> Iterator[RigFactory]:
             db: GraphDB | None = None,
             status_supported: bool = True,
             progress_interval_s: float = 1.0,
+            transport: Transport = "http",
+            ack_timeout_s: float = 3.0,
             **overrides: Any,
         ) -> SlackRig:
             data_dir = tmp_path / f"rig{next(counter)}"
@@ -46,8 +50,17 @@ def make_rig(demo_db: GraphDB, tmp_path: Path) -> Iterator[RigFactory]:
                     memory=memory,
                     status_supported=status_supported,
                     progress_interval_s=progress_interval_s,
+                    transport=transport,
+                    ack_timeout_s=ack_timeout_s,
                     **overrides,
                 )
             )
 
         yield make
+
+
+@pytest.fixture(params=["http", "socket"])
+def transport(request: pytest.FixtureRequest) -> Transport:
+    """Each test using it runs twice: events over signed HTTP requests, then in Socket Mode."""
+    value: Transport = request.param
+    return value
