@@ -116,6 +116,8 @@ TARGETS = [
            _path("overhead", "p95_ms"), 50, "ms"),
     Target("Slack ack latency, 20 concurrent events, p99", "slack",
            _path("ack", "p99_ms"), 100, "ms"),
+    Target("Slack ack latency in Socket Mode, 20 concurrent events, p99", "slack",
+           _path("ack_socket", "p99_ms"), 100, "ms"),
     Target("50 conversations' time / one conversation's", "slack", _scaling, 2, "×"),
     Target("example retrieval similar(), p95", "memory", _retrieval_p95("sqlite"), 10, "ms"),
     Target("example retrieval on PostgreSQL, p95", "memory", _retrieval_p95("postgresql"),
