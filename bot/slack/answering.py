@@ -278,7 +278,7 @@ def _title_thread(client: WebClient, question: Incoming) -> None:
         client.assistant_threads_setTitle(
             channel_id=question.channel,
             thread_ts=question.thread_ts,
-            title=render.truncate(question.text, 80),
+            title=render.truncate(render.shown(question.text, "plain"), 80),
         )
     except SlackApiError as exc:
         logger.debug("no thread title: %s", exc.response.get("error"))
@@ -342,8 +342,9 @@ def _upload_chart(client: WebClient, incoming: Incoming, result: AgentResult) ->
         thread_ts=incoming.thread_ts,
         content=drawn.png,
         filename="chart.png",
-        title=render.truncate(title, 80),
-        alt_txt=drawn.alt_text,
+        # Plain text in Slack: no formatting to defuse, but no bidi controls or line breaks.
+        title=render.truncate(render.shown(title, "plain"), 80),
+        alt_txt=render.shown(drawn.alt_text, "plain"),
     )
 
 

@@ -58,3 +58,15 @@ def test_charts_can_be_turned_off(make_rig: RigFactory) -> None:
     rig.settle()
     assert _charts(rig.emulator, mention["ts"]) == []
     assert not rig.emulator.calls_to("files.getUploadURLExternal")
+
+
+def test_a_charts_title_and_alt_text_are_plain_text(make_rig: RigFactory) -> None:
+    # A question with a right-to-left override and line breaks: plain text, whitespace joined.
+    rig = make_rig(ScriptedChatModel(responder=graph_responder(lambda q: PER_SEVERITY)))
+    mention = rig.mention("How many incidents\n\nof each \u202eseverity were there?")
+    rig.wait_answers(CHANNEL, mention["ts"])
+    rig.emulator.wait_for(lambda: _charts(rig.emulator, mention["ts"]), 30, "no chart")
+    [chart] = _charts(rig.emulator, mention["ts"])
+    for text in (str(chart["title"]), str(chart["alt_txt"])):
+        assert "\u202e" not in text and "\n" not in text
+        assert "How many incidents of each severity" in text
