@@ -21,7 +21,7 @@ from graph_agent.graphdb.schema import schema_fingerprint
 from graph_agent.llm import LLMs
 from graph_agent.loop import on_agent_loop, run_on_agent_loop
 from graph_agent.restrict import restricted_schema
-from graph_agent.result import AgentResult, ProgressCallback, failure, result_from_state
+from graph_agent.result import AgentResult, Choice, ProgressCallback, failure, result_from_state
 from graph_agent.state import AgentState
 from guardrails import CypherPolicy
 from memory.types import ExampleStore, Turn
@@ -90,14 +90,25 @@ class Agent:
         on_progress: ProgressCallback | None = None,
         policy: CypherPolicy | None = None,
         flow: Flow = "full",
+        choice: Choice | None = None,
     ) -> AgentResult:
         """Answer one question; expected failures come back as outcome "failed", never raised.
 
         `policy` replaces the agent's own for this question (a channel's restrictions).
         `flow="single-shot"` is the eval's baseline: one generation run as-is.
+        `choice` is the person's answer to a "did you mean…?" (one of the previous result's
+        `choices`): the question (`choice.question`) continues with that entity, without
+        understanding it again and without asking back a second time.
         Safe to await from any event loop: the run itself happens on `agent_loop()`."""
         return await on_agent_loop(
-            self._arun(question, history=history, on_progress=on_progress, policy=policy, flow=flow)
+            self._arun(
+                question,
+                history=history,
+                on_progress=on_progress,
+                policy=policy,
+                flow=flow,
+                choice=choice,
+            )
         )
 
     def run(
@@ -108,10 +119,18 @@ class Agent:
         on_progress: ProgressCallback | None = None,
         policy: CypherPolicy | None = None,
         flow: Flow = "full",
+        choice: Choice | None = None,
     ) -> AgentResult:
         """Synchronous `arun` for worker threads and scripts (not from inside an event loop)."""
         return run_on_agent_loop(
-            self._arun(question, history=history, on_progress=on_progress, policy=policy, flow=flow)
+            self._arun(
+                question,
+                history=history,
+                on_progress=on_progress,
+                policy=policy,
+                flow=flow,
+                choice=choice,
+            )
         )
 
     def context_for(
@@ -145,6 +164,7 @@ class Agent:
         on_progress: ProgressCallback | None,
         policy: CypherPolicy | None,
         flow: Flow,
+        choice: Choice | None = None,
     ) -> AgentResult:
         started = time.perf_counter()
         policy = policy or self.policy
@@ -169,6 +189,9 @@ class Agent:
             "max_attempts": self.config.max_attempts,
             "attempt_count": 0,
         }
+        if choice is not None and not single:
+            initial["tool_request"] = choice.request
+            initial["clarified"] = True
         try:
             final: dict[str, Any] = await asyncio.wait_for(
                 compiled(flow).ainvoke(
@@ -192,8 +215,9 @@ class Agent:
             except Exception:
                 logger.warning("could not mark examples as used", exc_info=True)
         logger.info(
-            "question answered: outcome=%s attempts=%d llm_calls=%d %.0f ms",
+            "question answered: outcome=%s tool=%s attempts=%d llm_calls=%d %.0f ms",
             result.outcome,
+            result.tool or "-",
             len(result.attempts),
             result.llm_calls,
             (time.perf_counter() - started) * 1000,

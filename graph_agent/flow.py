@@ -20,11 +20,13 @@ Flow = Literal["full", "single-shot"]
 
 def build_graph() -> Graph:
     """Compile the state machine (contextualize+guard → generate → validate → execute →
-    evaluate+answer, with the bounded correction loop)."""
+    evaluate+answer, with the bounded correction loop; or contextualize+guard → a graph tool →
+    evaluate+answer, falling back to generate)."""
     graph = StateGraph(AgentState, context_schema=Context)
     graph.add_node("understand", nodes.understand)
     graph.add_node("refuse", nodes.refuse)
     graph.add_node("clarify", nodes.clarify)
+    graph.add_node("use_tool", nodes.use_tool)
     graph.add_node("generate", nodes.generate)
     graph.add_node("validate", nodes.validate)
     graph.add_node("execute", nodes.execute)
@@ -33,6 +35,7 @@ def build_graph() -> Graph:
     graph.add_node("give_up", nodes.give_up)
     graph.add_edge(START, "understand")
     graph.add_conditional_edges("understand", routing.after_understand)
+    graph.add_conditional_edges("use_tool", routing.after_tool)
     graph.add_conditional_edges("generate", routing.after_draft)
     graph.add_conditional_edges("correct", routing.after_draft)
     graph.add_conditional_edges("validate", routing.after_validate)

@@ -11,6 +11,7 @@ from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, System
 
 from graph_agent.graphdb.protocol import GraphSchema
 from graph_agent.graphdb.schema import display_property
+from graph_agent.tool_routing import is_tool_note
 from memory.types import Example, Turn
 
 
@@ -281,9 +282,10 @@ def repair_messages(messages: list[BaseMessage], reply: str, error: str) -> list
 def render_previous(history: Sequence[Turn]) -> str:
     """The last turn's standalone question and statement, for a follow-up's generation: most
     follow-ups ("and which of those are tier 1?") change one condition of that statement.
-    Empty without history, or when the last turn ran no statement."""
+    Empty without history, or when the last turn ran no statement (a graph tool answered it)."""
     last = history[-1] if history else None
-    if last is None or not last.cypher:
+    if last is None or not last.cypher or is_tool_note(last.cypher):
+        # A graph tool's note is no statement to build on (the guard still sees it).
         return ""
     question = last.standalone_question or last.question
     return PREVIOUS_BLOCK.format(question=question, cypher=last.cypher.strip()) + "\n"

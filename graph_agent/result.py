@@ -10,6 +10,7 @@ from typing import Any, NamedTuple
 
 from graph_agent.errors import FAILURE_TEXT, ErrorKind
 from graph_agent.llm import LLMCall
+from graph_agent.tool_routing import ToolName, ToolRequest, is_tool_note
 from memory.types import Outcome
 
 
@@ -90,6 +91,51 @@ class Firing(NamedTuple):
         return self._asdict()
 
 
+@dataclass(frozen=True)
+class Choice:
+    """One answer to a "did you mean…?": a candidate for the name that was unclear, or none
+    of them. Asked again with `Agent.run(choice.question, choice=choice, history=…)`, it
+    continues the same question with that entity, without a second clarifying round."""
+
+    text: str
+    """What a button or a numbered line shows: `Alice Smith (Person)`, `None of these`."""
+    question: str
+    """The question it continues with, in words: the asked one with the chosen name in it."""
+    request: ToolRequest | None = None
+    """The same graph tool call with the chosen entity in place; None for "none of these"
+    (the question goes to the statement loop instead)."""
+    label: str | None = None
+    """The candidate's label (None for "none of these")."""
+    name: str | None = None
+    """The candidate's identifying value (None for "none of these")."""
+
+    def to_dict(self) -> dict[str, Any]:
+        """Plain JSON values: what a Slack button's value (≤ 2,000 characters) carries."""
+        return {
+            "text": self.text,
+            "question": self.question,
+            "request": self.request.to_dict() if self.request is not None else None,
+            "label": self.label,
+            "name": self.name,
+        }
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any]) -> Choice:
+        """The choice `to_dict` gave (ValueError when it is not one)."""
+        request = data.get("request")
+        question = data.get("question")
+        if not isinstance(question, str) or not question.strip():
+            raise ValueError("a choice needs the question it continues")
+        label, name = data.get("label"), data.get("name")
+        return cls(
+            text=str(data.get("text") or ""),
+            question=question,
+            request=ToolRequest.from_dict(request) if isinstance(request, Mapping) else None,
+            label=None if label is None else str(label),
+            name=None if name is None else str(name),
+        )
+
+
 @dataclass
 class AgentResult:
     """The outcome of one question."""
@@ -128,6 +174,12 @@ class AgentResult:
     ungrounded: bool = False
     """The model's answer named a number or name the rows (or, for an empty result, the
     question) do not hold; the plain rendering of the rows or "nothing matches" replaced it."""
+    tool: ToolName | None = None
+    """The graph tool whose rows answered (card, neighbourhood, connection); None when a
+    statement did. `cypher` then holds the tool's note (`// graph tool: card("Chai")`)."""
+    choices: list[Choice] = field(default_factory=list)
+    """With outcome "needs_clarification" from a graph tool: the candidates for the unclear
+    name, then "none of these" (the last, without a request)."""
 
     @property
     def total_ms(self) -> float:
@@ -155,6 +207,10 @@ def result_from_state(question: str, state: Mapping[str, Any], setup_ms: float) 
         example_ids = [reused]
     outcome = state.get("outcome", "failed")
     answered = outcome in ("answered", "no_data")
+    cypher = state.get("cypher") or None
+    # The tool answered when its note is the final statement (a statement after a doubted
+    # tool answer replaces it).
+    tool = state.get("tool") if answered and is_tool_note(cypher) else None
     answer = state.get("answer", "")
     if outcome == "failed" and state.get("error_kind") == "llm_not_configured":
         answer = FAILURE_TEXT["llm_not_configured"]
@@ -163,7 +219,7 @@ def result_from_state(question: str, state: Mapping[str, Any], setup_ms: float) 
         standalone_question=state.get("standalone_question", question),
         answer=answer,
         outcome=outcome,
-        cypher=state.get("cypher") or None,
+        cypher=cypher,
         columns=list(state.get("columns", [])) if answered else [],
         rows=list(state.get("rows", [])) if answered else [],
         truncated=bool(state.get("truncated", False)) and answered,
@@ -181,4 +237,6 @@ def result_from_state(question: str, state: Mapping[str, Any], setup_ms: float) 
         ungrounded=bool(state.get("ungrounded", False)),
         rules_fired=list(state.get("rules_fired", [])),
         unconfirmed=bool(state.get("unconfirmed", False)),
+        tool=tool,
+        choices=list(state.get("choices", [])),
     )

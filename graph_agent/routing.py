@@ -5,12 +5,13 @@ from __future__ import annotations
 from typing import Literal
 
 from graph_agent.state import AgentState
+from graph_agent.tool_routing import is_tool_note
 
 
 def after_understand(
     state: AgentState,
-) -> Literal["refuse", "clarify", "generate", "validate", "give_up"]:
-    """Refuse, ask back, reuse a verified statement, or write a new one."""
+) -> Literal["refuse", "clarify", "use_tool", "generate", "validate", "give_up"]:
+    """Refuse, ask back, use a graph tool, reuse a verified statement, or write a new one."""
     if state.get("fatal"):
         return "give_up"
     scope = state.get("scope", "in_scope")
@@ -18,8 +19,22 @@ def after_understand(
         return "refuse"
     if scope == "needs_clarification":
         return "clarify"
+    if state.get("tool_request") is not None:
+        return "use_tool"
     if state.get("reused_example_id") is not None:
         return "validate"
+    return "generate"
+
+
+def after_tool(state: AgentState) -> Literal["evaluate", "generate", "give_up", "__end__"]:
+    """The tool's rows to the answer step; a "did you mean" ends the run; a tool that found
+    nothing hands the question to the statement loop."""
+    if state.get("fatal"):
+        return "give_up"
+    if state.get("outcome"):
+        return "__end__"
+    if state.get("tool"):
+        return "evaluate"
     return "generate"
 
 
@@ -61,10 +76,15 @@ def after_execute(state: AgentState) -> Literal["evaluate", "correct", "give_up"
     return "evaluate"
 
 
-def after_evaluate(state: AgentState) -> Literal["correct", "give_up", "__end__"]:
-    """Done when answered; otherwise correct while attempts remain."""
+def after_evaluate(
+    state: AgentState,
+) -> Literal["correct", "generate", "give_up", "__end__"]:
+    """Done when answered; otherwise correct while attempts remain. A graph tool's rows the
+    evaluator doubted are no statement to correct: the statement loop starts afresh."""
     if state.get("fatal"):
         return "give_up"
     if state.get("outcome"):
         return "__end__"
+    if is_tool_note(state.get("cypher")):
+        return "generate"
     return _retry(state)

@@ -7,7 +7,8 @@ from typing import Annotated, Any, NamedTuple, NotRequired, TypedDict
 
 from graph_agent.errors import ErrorKind
 from graph_agent.llm import LLMCall
-from graph_agent.result import Attempt, Firing, Stage
+from graph_agent.result import Attempt, Choice, Firing, Stage
+from graph_agent.tool_routing import ToolName, ToolRequest
 from guardrails import Scope
 from memory.types import Outcome, Turn
 
@@ -54,6 +55,18 @@ class AgentState(TypedDict):
     value_hints: NotRequired[list[tuple[str, str, str]]]
     """Stored values matching words of the question, (label, property, value), best first:
     validate fixes literals with them, execute explains an empty result with them."""
+    tool_request: NotRequired[ToolRequest | None]
+    """The graph tool that fits the standalone question, with its arguments (None: write a
+    statement); set by understand, or by a "did you mean" choice that continues a question."""
+    clarified: NotRequired[bool]
+    """This question had its one clarifying round already (it continues from a choice): a
+    name still unclear goes to the statement loop, never back to the person."""
+    tool: NotRequired[ToolName | None]
+    """The graph tool whose rows the state holds (its note is then the `cypher`)."""
+    tool_text: NotRequired[str]
+    """That tool's own rendering of its rows: the plain answer when no model words one."""
+    choices: NotRequired[list[Choice]]
+    """The candidates offered when a name is unclear, then "none of these"."""
     draft: NotRequired[str]
     """The latest LLM reply (or reused Cypher) that should contain one statement."""
     cypher: NotRequired[str]

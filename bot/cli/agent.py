@@ -21,7 +21,7 @@ from memory.types import Turn
 
 if TYPE_CHECKING:  # the agent stack is imported when a command runs, not at CLI start
     from graph_agent.agent import Agent
-    from graph_agent.result import AgentResult, ProgressEvent
+    from graph_agent.result import AgentResult, Choice, ProgressEvent
     from guardrails.cypher_policy import CypherPolicy
     from memory import Memory
 
@@ -113,10 +113,20 @@ def _cell(value: Any) -> str:
     return "" if value is None else str(value)
 
 
+def print_choices(result: AgentResult) -> None:
+    """A "did you mean…?": its question, then the choices numbered from 1."""
+    console.print(result.answer.splitlines()[0], markup=False)
+    for n, choice in enumerate(result.choices, start=1):
+        console.print(f"  {n}. {choice.text}", markup=False, highlight=False)
+
+
 def print_result(result: AgentResult, *, details: bool = True) -> None:
     """The answer, then (with details) the Cypher, rows, attempts, LLM calls and timings."""
     colour = {"answered": "green", "no_data": "yellow", "failed": "red"}.get(result.outcome, "cyan")
-    console.print(result.answer)
+    if result.choices:
+        print_choices(result)
+    else:
+        console.print(result.answer)
     if not details:
         if result.cypher:
             console.print(Syntax(result.cypher, "cypher", theme="ansi_dark", word_wrap=True))
@@ -128,6 +138,8 @@ def print_result(result: AgentResult, *, details: bool = True) -> None:
         console.print(f" · reused example #{result.reused_example_id}", end="")
     if result.self_healed:
         console.print(" · self-healed", end="")
+    if result.tool:
+        console.print(f" · graph tool: {result.tool}", end="")
     console.print()
     if result.cypher:
         console.print(Syntax(result.cypher, "cypher", theme="ansi_dark", word_wrap=True))
@@ -171,6 +183,21 @@ def _write_chart(path: Path, question: str, result: AgentResult) -> None:
             f"cannot write {path}: {exc.strerror}", param_hint="--chart"
         ) from exc
     err_console.print(f"Chart ({drawn.kind}) written to {path}.")
+
+
+def ask_choice(result: AgentResult) -> Choice | str | None:
+    """`chat`: the person's pick among a "did you mean…?"'s choices, or the next question
+    they typed instead (None: nothing)."""
+    last = len(result.choices)
+    try:
+        picked = console.input(
+            f"[bold cyan]choose 1-{last} (or ask something else)>[/bold cyan] "
+        ).strip()
+    except (EOFError, KeyboardInterrupt):
+        return None
+    if picked.isdigit() and 1 <= int(picked) <= last:
+        return result.choices[int(picked) - 1]
+    return picked or None
 
 
 def result_json(result: AgentResult) -> str:
@@ -217,7 +244,8 @@ def register(app: typer.Typer) -> None:
 
     @app.command()
     def chat(ctx: typer.Context, no_memory: NoMemory = False, channel: Channel = None) -> None:
-        """A conversation in the terminal; follow-up questions see the previous turns."""
+        """A conversation in the terminal; follow-up questions see the previous turns, and a
+        "did you mean…?" is a numbered prompt that continues the question with the choice."""
         from bot.wiring import record_result
 
         policy = channel_policy(ctx, channel)
@@ -225,20 +253,12 @@ def register(app: typer.Typer) -> None:
         conversation = f"cli:chat:{uuid.uuid4().hex[:12]}"
         with open_agent(ctx, no_memory) as session:
             agent, mem = session.agent, session.memory
-            console.print(
-                f"[bold]cypherbot[/bold] on {agent.db.url}. Ask about {agent.describe()}\n"
-                f"For example: {' · '.join(agent.suggestions(3))}\n"
-                "Empty line or Ctrl-D to quit."
-            )
-            while True:
-                try:
-                    question = console.input("[bold cyan]you>[/bold cyan] ").strip()
-                except (EOFError, KeyboardInterrupt):
-                    break
-                if not question or question.lower() in {"exit", "quit"}:
-                    break
+
+            def answer(question: str, choice: Choice | None = None) -> AgentResult:
                 history = mem.conversations.history(conversation, 5) if mem else turns
-                result = agent.run(question, history=history, on_progress=_progress, policy=policy)
+                result = agent.run(
+                    question, history=history, on_progress=_progress, policy=policy, choice=choice
+                )
                 print_result(result, details=False)
                 if mem is not None:
                     # The CLI's conversation lives in memory like a Slack thread, under its
@@ -250,7 +270,7 @@ def register(app: typer.Typer) -> None:
                         question=question,
                         result=result,
                     )
-                    continue
+                    return result
                 turns.append(
                     Turn(
                         question=question,
@@ -262,3 +282,28 @@ def register(app: typer.Typer) -> None:
                         example_ids=tuple(result.example_ids),
                     )
                 )
+                return result
+
+            console.print(
+                f"[bold]cypherbot[/bold] on {agent.db.url}. Ask about {agent.describe()}\n"
+                f"For example: {' · '.join(agent.suggestions(3))}\n"
+                "Empty line or Ctrl-D to quit."
+            )
+            typed: str | None = None
+            while True:
+                try:
+                    question = typed or console.input("[bold cyan]you>[/bold cyan] ").strip()
+                except (EOFError, KeyboardInterrupt):
+                    break
+                typed = None
+                if not question or question.lower() in {"exit", "quit"}:
+                    break
+                result = answer(question)
+                if not result.choices:
+                    continue
+                picked = ask_choice(result)
+                if isinstance(picked, str):
+                    typed = picked
+                elif picked is not None:
+                    # One clarifying round per question: the continuation never asks again.
+                    answer(picked.question, picked)

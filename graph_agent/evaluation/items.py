@@ -1,4 +1,5 @@
-"""Evaluation items: loading and checking a YAML or JSONL file of questions with gold Cypher."""
+"""Evaluation items: loading and checking a YAML or JSONL file of questions with gold Cypher
+(or, for graph tool items, the tool and the names its answer must hold)."""
 
 from __future__ import annotations
 
@@ -12,9 +13,15 @@ from typing import Any, Literal
 
 import yaml
 
+from graph_agent.tool_routing import TOOL_NAMES, ToolName
+
 logger = logging.getLogger(__name__)
 
-Expected = Literal["answer", "refusal"]
+Expected = Literal["answer", "refusal", "clarification", "no_data"]
+EXPECTED: tuple[Expected, ...] = ("answer", "refusal", "clarification", "no_data")
+"""answer: rows (gold Cypher) or names (a graph tool item); refusal: declined;
+clarification: asked back which thing a name means; no_data: a name nothing in the graph has,
+answered "nothing found" rather than guessed."""
 Split = Literal["dev", "test"]
 SPLITS: tuple[Split, ...] = ("dev", "test")
 """dev: items rules, prompts and examples may be changed for; test: items only run to report."""
@@ -26,12 +33,13 @@ class EvalFileError(ValueError):
 
 @dataclass(frozen=True)
 class EvalItem:
-    """One question to ask, with the Cypher whose rows are the right answer."""
+    """One question to ask, with the Cypher whose rows are the right answer (or, for a graph
+    tool item, the tool that should answer and the names its answer must hold)."""
 
     id: str
     question: str
     gold_cypher: str | None = None
-    """None for questions the bot should decline (expected "refusal")."""
+    """None for questions the bot should decline (expected "refusal") and graph tool items."""
     follow_up_of: str | None = None
     """Id of the item this one follows: it is asked in the same conversation, after it."""
     tags: tuple[str, ...] = ()
@@ -39,6 +47,11 @@ class EvalItem:
     """"answer": score the rows against the gold rows; "refusal": score the outcome."""
     split: Split | None = None
     """dev or test (see docs/eval.md); None in files that have no splits."""
+    expected_tool: ToolName | None = None
+    """The graph tool that should answer (card, neighbourhood, connection); None: a statement."""
+    expected_names: tuple[str, ...] = ()
+    """Names the answer must hold: a connection's path, a card's identifying value, some of a
+    neighbourhood; for expected "clarification", candidates the choices must offer."""
 
 
 @dataclass(frozen=True)
@@ -62,12 +75,27 @@ def _item(raw: Any, where: str) -> EvalItem:
         raise EvalFileError(f"{where}: missing {exc.args[0]!r}") from None
     gold = raw.get("gold_cypher")
     gold = str(gold).strip() if gold else None
-    wanted = raw.get("expected") or raw.get("gold_outcome") or ("answer" if gold else "refusal")
-    if wanted not in ("answer", "refusal"):
-        raise EvalFileError(f"{where} ({item_id}): expected must be answer or refusal")
-    expected: Expected = "answer" if wanted == "answer" else "refusal"
-    if expected == "answer" and not gold:
-        raise EvalFileError(f"{where} ({item_id}): an answerable item needs gold_cypher")
+    tool = raw.get("expected_tool")
+    if tool is not None and tool not in TOOL_NAMES:
+        raise EvalFileError(
+            f"{where} ({item_id}): expected_tool must be one of {', '.join(TOOL_NAMES)}"
+        )
+    names = raw.get("expected_names") or ()
+    if isinstance(names, str):
+        names = [names]
+    names = tuple(str(n).strip() for n in names if str(n).strip())
+    default = "answer" if gold or (tool and names) else "refusal"
+    wanted = raw.get("expected") or raw.get("gold_outcome") or default
+    if wanted not in EXPECTED:
+        raise EvalFileError(
+            f"{where} ({item_id}): expected must be answer, refusal, clarification or no_data"
+        )
+    expected: Expected = wanted
+    if expected == "answer" and not gold and not (tool and names):
+        raise EvalFileError(
+            f"{where} ({item_id}): an answerable item needs gold_cypher, or expected_tool "
+            "with expected_names"
+        )
     tags = raw.get("tags") or ()
     if isinstance(tags, str):
         tags = [tags]
@@ -83,6 +111,8 @@ def _item(raw: Any, where: str) -> EvalItem:
         tags=tuple(str(t) for t in tags),
         expected=expected,
         split=split,
+        expected_tool=tool,
+        expected_names=names,
     )
 
 

@@ -35,7 +35,8 @@ def _mean(values: Iterable[float | int | None]) -> float | None:
 
 
 def run_stats(records: Sequence[dict[str, Any]]) -> dict[str, Any]:
-    """Accuracy, cost and latency of one run's records.
+    """Accuracy, cost and latency of one run's records; graph tool items (the tool that should
+    answer, how often it did) and "did you mean" items on their own too.
 
     Accuracy counts every item (a timeout or an error scores as wrong); answerable items
     whose gold query failed are left out, since nothing can be scored against them.
@@ -43,6 +44,8 @@ def run_stats(records: Sequence[dict[str, Any]]) -> dict[str, Any]:
     scored = [r for r in records if not r.get("gold_error")]
     answerable = [r for r in scored if r.get("expected") == "answer"]
     refusals = [r for r in scored if r.get("expected") == "refusal"]
+    tool_items = [r for r in answerable if r.get("expected_tool")]
+    asking = [r for r in scored if r.get("expected") == "clarification"]
     latencies = [float(r["latency_ms"]) for r in records if r.get("latency_ms") is not None]
     outcomes: dict[str, int] = {}
     for r in records:
@@ -57,6 +60,17 @@ def run_stats(records: Sequence[dict[str, Any]]) -> dict[str, Any]:
         "answerable_relaxed": _share(answerable, "relaxed"),
         "refusal_strict": _share(refusals, "strict"),
         "refusal_relaxed": _share(refusals, "relaxed"),
+        "tool_items": len(tool_items),
+        "tool_strict": _share(tool_items, "strict"),
+        "tool_relaxed": _share(tool_items, "relaxed"),
+        "tool_path": (
+            sum(r.get("tool") == r.get("expected_tool") for r in tool_items) / len(tool_items)
+            if tool_items
+            else None
+        ),
+        "clarification_items": len(asking),
+        "clarification_strict": _share(asking, "strict"),
+        "tool_answers": sum(bool(r.get("tool")) for r in records),
         "answer_mentions": _mean(r.get("answer_mentions") for r in answerable),
         "mean_llm_calls": _mean(r.get("llm_calls") for r in records),
         "mean_attempts": _mean(r.get("attempts") for r in records),

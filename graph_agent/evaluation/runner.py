@@ -13,7 +13,13 @@ from typing import Any, Literal
 
 from graph_agent.agent import Agent
 from graph_agent.evaluation.items import EvalItem, chains
-from graph_agent.evaluation.scoring import refused, score_answer
+from graph_agent.evaluation.scoring import (
+    asked_back,
+    found_nothing,
+    refused,
+    score_answer,
+    score_tool,
+)
 from graph_agent.graphdb.errors import GraphError
 from graph_agent.result import AgentResult, Firing, Stage
 from guardrails import CypherPolicy
@@ -130,12 +136,13 @@ class ResultsFile:
 def _turn(record: dict[str, Any]) -> Turn:
     """The conversation turn a record stands for (follow-ups after a resume need it)."""
     outcome = record.get("outcome")
+    kept = ("answered", "no_data", "out_of_scope", "needs_clarification")
     return Turn(
         question=record["question"],
         standalone_question=record.get("standalone_question") or record["question"],
         cypher=record.get("cypher"),
         answer=record.get("answer") or "",
-        outcome=outcome if outcome in ("answered", "no_data", "out_of_scope") else "failed",
+        outcome=outcome if outcome in kept else "failed",
         conversation="eval",
     )
 
@@ -161,6 +168,7 @@ def score_record(
         "tags": list(item.tags),
         "split": item.split,
         "expected": item.expected,
+        "expected_tool": item.expected_tool,
         "latency_ms": round(latency_ms, 1),
         "timed_out": timed_out,
         "error": error,
@@ -184,6 +192,8 @@ def score_record(
             reused_example=result.reused_example_id is not None,
             ungrounded=result.ungrounded,
             unconfirmed=result.unconfirmed,
+            tool=result.tool,
+            choices=[c.text for c in result.choices if c.name is not None],
             rules=[_firing(f, result) for f in result.rules_fired],
         )
         record["timed_out"] = timed_out or result.error_kind in TIMEOUT_KINDS
@@ -197,6 +207,24 @@ def score_record(
         return record
     if item.expected == "refusal":
         record["strict"], record["relaxed"] = refused(result.outcome, result.cypher)
+    elif item.expected == "clarification":
+        record["strict"], record["relaxed"] = asked_back(
+            result.outcome, item.expected_names, record["choices"]
+        )
+    elif item.expected == "no_data":
+        record["strict"], record["relaxed"] = found_nothing(result.outcome, len(result.rows))
+    elif item.expected_tool is not None and not item.gold_cypher:
+        score = score_tool(
+            item.expected_tool,
+            item.expected_names,
+            result.outcome,
+            result.tool,
+            result.rows,
+            result.answer,
+        )
+        record.update(
+            strict=score.strict, relaxed=score.relaxed, answer_mentions=score.answer_mentions
+        )
     elif gold is not None and gold.error is None and item.gold_cypher:
         score = score_answer(
             item.gold_cypher, gold.rows, result.outcome, result.rows, result.answer

@@ -261,3 +261,55 @@ def score_answer(
         answer_mentions=answer_mentions(gold_rows, answer),
         ordered=ordered,
     )
+
+
+# --- graph tool items ---------------------------------------------------------------------------
+
+
+def _holds(name: str, rows: Sequence[Sequence[Any]]) -> bool:
+    """Whether some value of the rows (list items and map values too) holds the name."""
+    folded = name.strip().casefold()
+    return any(
+        isinstance(v, str) and folded in v.casefold()
+        for row in rows
+        for value in row
+        for v in _flat(value)
+    )
+
+
+def score_tool(
+    expected_tool: str | None,
+    names: Sequence[str],
+    outcome: str,
+    tool: str | None,
+    rows: Sequence[Sequence[Any]],
+    answer: str,
+) -> Score:
+    """A graph tool item: strict when the expected tool answered and the answer text names
+    every expected name (a connection's path, a card's identifying value); relaxed when every
+    name is in the answer or the rows, whichever path answered."""
+    answered = outcome == "answered"
+    said = [mentioned(name, answer) for name in names]
+    strict = answered and tool == expected_tool and all(said)
+    relaxed = answered and all(s or _holds(n, rows) for n, s in zip(names, said, strict=True))
+    return Score(
+        strict=strict,
+        relaxed=relaxed or strict,
+        answer_mentions=sum(said) / len(said) if said else None,
+    )
+
+
+def asked_back(outcome: str, names: Sequence[str], choices: Sequence[str]) -> tuple[bool, bool]:
+    """(strict, relaxed) for a name that fits several things: strict when the bot asked back
+    offering every expected candidate; relaxed when it asked back at all (never a guess)."""
+    asked = outcome == "needs_clarification"
+    offered = [c.casefold() for c in choices]
+    strict = asked and all(any(n.casefold() in c for c in offered) for n in names)
+    return strict, asked
+
+
+def found_nothing(outcome: str, rows: int) -> tuple[bool, bool]:
+    """(strict, relaxed) for a name nothing in the graph has: strict when the answer is "nothing
+    found" (no rows); relaxed also for a refusal or a request to say more (no guess either)."""
+    strict = outcome == "no_data" or (outcome == "answered" and rows == 0)
+    return strict, strict or outcome in ("out_of_scope", "needs_clarification")

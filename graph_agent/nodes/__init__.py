@@ -9,6 +9,7 @@ from graph_agent.nodes.execution import READ_GRACE_S, execute
 from graph_agent.nodes.generation import correct, generate
 from graph_agent.nodes.giving_up import give_up
 from graph_agent.nodes.prompt_parts import prompt_parts
+from graph_agent.nodes.tooling import use_tool
 from graph_agent.nodes.understanding import TASK_REQUEST, WRITE_REQUEST, clarify, refuse, understand
 from graph_agent.nodes.validation import validate
 
@@ -29,5 +30,6 @@ __all__ = [
     "refuse",
     "step",
     "understand",
+    "use_tool",
     "validate",
 ]

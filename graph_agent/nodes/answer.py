@@ -40,10 +40,10 @@ async def evaluate(state: AgentState, runtime: Runtime[Context]) -> Update:
     truncated = state.get("truncated", False)
     calls: list[LLMCall] = []
     plain = not ctx.config.evaluate_plain_rows and plainly_answers(columns, rows, truncated)
+    # A graph tool's own rendering reads better than its rows laid out column by column.
+    plain_text = state.get("tool_text") or plain_answer(columns, rows, truncated=truncated)
     if ctx.llms is None or plain:
-        verdict = Evaluation(
-            answers_question=True, answer=plain_answer(columns, rows, truncated=truncated)
-        )
+        verdict = Evaluation(answers_question=True, answer=plain_text)
     else:
         text, shown = prompts.render_rows(
             columns, rows, max_rows=ctx.config.rows_to_llm, max_chars=ctx.config.rows_chars_to_llm
@@ -66,9 +66,7 @@ async def evaluate(state: AgentState, runtime: Runtime[Context]) -> Update:
             max_tokens=ctx.config.llm_max_tokens,
         )
         # Unreadable twice: the rows are the best we have; show them plainly.
-        verdict = parsed or Evaluation(
-            answers_question=True, answer=plain_answer(columns, rows, truncated=truncated)
-        )
+        verdict = parsed or Evaluation(answers_question=True, answer=plain_text)
     if not verdict.answers_question:
         feedback = verdict.feedback.strip() or "The rows do not answer the question."
         update: Update = {"llm_calls": calls} | attempt_failed(cypher, feedback, Stage.EVALUATE)

@@ -15,6 +15,7 @@ from graph_agent.pruning import relevant_labels
 from graph_agent.schema_check import check_schema
 from graph_agent.schema_examples import question_focus, rank_examples, retrieval_query
 from graph_agent.schema_paths import path_patterns, with_data
+from graph_agent.tool_routing import is_tool_note
 from guardrails import check_cypher, referenced_names
 from memory.types import Example
 
@@ -33,6 +34,8 @@ async def _examples(ctx: Context, question: str) -> list[Example]:
     )
     kept = []
     for example in found:
+        if is_tool_note(example.cypher):
+            continue  # a taught graph tool answer: reused by its question, never shown as Cypher
         stale = not getattr(example, "verified_on_current", True)
         if stale and check_schema(example.cypher, ctx.schema).problems:
             continue

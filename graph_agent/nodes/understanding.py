@@ -19,6 +19,7 @@ from graph_agent.nodes.common import Update, llm_timeout, step
 from graph_agent.nodes.prompt_parts import value_hints
 from graph_agent.state import AgentState
 from graph_agent.structured import ask_structured
+from graph_agent.tool_routing import parse_note, route
 from guardrails import (
     Relevance,
     ScopeDecision,
@@ -34,6 +35,10 @@ logger = logging.getLogger(__name__)
 
 
 def _reuse(example: Example) -> Update:
+    request = parse_note(example.cypher)
+    if request is not None:
+        # A taught graph tool answer: the tool is asked again (its note is no statement).
+        return {"scope": "in_scope", "reused_example_id": example.id, "tool_request": request}
     return {
         "scope": "in_scope",
         "reused_example_id": example.id,
@@ -50,6 +55,12 @@ async def understand(state: AgentState, runtime: Runtime[Context]) -> Update:
     question = state["question"]
     history = state["history"]
     update: Update = {"standalone_question": question}
+    if state.get("clarified"):
+        # A "did you mean" answered: the question was understood (rewritten, in scope) in
+        # its first round, and the choice already holds the tool call, or none of it.
+        if state.get("tool_request") is None and ctx.llms is None:
+            return update | {"fatal": True, "error_kind": "llm_not_configured"}
+        return update | {"scope": "in_scope"}
     # A verified question needs neither a rewrite nor a guard: reuse it straight away.
     if not history or ctx.llms is None:
         example = await asyncio.to_thread(
@@ -76,7 +87,8 @@ async def understand(state: AgentState, runtime: Runtime[Context]) -> Update:
     if not history and not ctx.config.guard_sure_questions and _sure(related):
         # Every content word is the graph's own: the guard's call has nothing to decide (on
         # the eval sets no such first question was ever out of scope; docs/eval.md).
-        return update | {"scope": "in_scope", "scope_reason": "every word is the graph's"}
+        update |= {"scope": "in_scope", "scope_reason": "every word is the graph's"}
+        return update | await _tool_for(ctx, question, question, hints)
 
     messages = prompts.GUARD.render(
         description=ctx.description,
@@ -113,8 +125,25 @@ async def understand(state: AgentState, runtime: Runtime[Context]) -> Update:
             ctx.examples.exact, standalone, schema_fingerprint=ctx.schema_fingerprint
         )
         if example is not None:
-            update |= _reuse(example)
+            return update | _reuse(example)
+    if decision.scope == "in_scope":
+        update |= await _tool_for(ctx, standalone, question, hints)
     return update
+
+
+async def _tool_for(
+    ctx: Context, standalone: str, question: str, hints: list[tuple[str, str, str]]
+) -> Update:
+    """The graph tool whose shape the standalone question has, if any (no model call). A
+    rewritten follow-up names what the asked words did not ("how is she connected to…"):
+    its names are looked up again."""
+    if standalone != question:
+        hints = await value_hints(ctx, standalone)
+    request = route(standalone, ctx.schema, hints)
+    if request is None:
+        return {}
+    logger.info("graph tool fits: %s with %d name(s)", request.tool, len(request.names))
+    return {"tool_request": request}
 
 
 def _sure(related: Relevance) -> bool:

@@ -17,6 +17,10 @@ _ROW_CAP = re.compile(r"\b(?:LIMIT|SKIP)\s+\d+", re.IGNORECASE)
 
 
 def _plain(case: Case) -> str:
+    """The rows in plain words (a graph tool's rows: the tool's own rendering of them)."""
+    tool_text = case.state.get("tool_text")
+    if tool_text:
+        return tool_text
     return plain_answer(list(case.columns), [list(r) for r in case.rows], truncated=case.truncated)
 
 

@@ -1,6 +1,7 @@
 """Graph tools: fixed, parameterised reads built from the schema (no model writes them).
 
-* `resolve` — what a name means: candidates with scores, ambiguity, near misses;
+* `resolve` — what a name means: candidates with scores, ambiguity, near misses (`recheck`:
+  an entity chosen earlier, read again by its key);
 * `card` — one entity: its label, visible properties, and per relationship type and
   direction how many neighbours and a few of their names;
 * `neighbourhood` — what one entity is linked to, by relationship type, direction and label;
@@ -22,7 +23,14 @@ from graph_agent.tools.entity_card import (
     card,
     neighbourhood,
 )
-from graph_agent.tools.names import Candidate, Entity, Resolution, is_ambiguous, resolve
+from graph_agent.tools.names import (
+    Candidate,
+    Entity,
+    Resolution,
+    is_ambiguous,
+    recheck,
+    resolve,
+)
 from graph_agent.tools.reads import DEFAULT_LIMITS, FALKORDB, NEO4J, Dialect, ToolLimits, dialect_of
 from graph_agent.tools.routes import (
     Connection,
@@ -60,6 +68,7 @@ __all__ = [
     "identifying_property",
     "is_ambiguous",
     "neighbourhood",
+    "recheck",
     "resolve",
     "typical_degree",
 ]

@@ -162,6 +162,44 @@ def resolve_with(reader: ToolReader, name: str) -> Resolution:
     return Resolution(query, near_misses=tuple(f.candidate() for f in near[:keep]))
 
 
+def recheck(
+    graph: GraphReader,
+    schema: GraphSchema,
+    entity: Entity,
+    *,
+    policy: CypherPolicy | None = None,
+    limits: ToolLimits = DEFAULT_LIMITS,
+) -> Entity | None:
+    """`entity` as the graph and the channel's view hold it now, read again by its key: a
+    choice made in an earlier turn may be stale (the node gone, its id reused) or made up.
+    None when no node the channel may see has that key and that name any more."""
+    reader = ToolReader(graph, GraphView.of(schema, policy), limits)
+    found = entities_by_key(reader, {entity.key}).get(entity.key)
+    if found is None or found.name != entity.name:
+        return None
+    return Entity(found.key, found.label, found.labels, found.name, entity.detail)
+
+
+def entities_by_key(reader: ToolReader, keys: set[int | str]) -> dict[int | str, Entity]:
+    """The nodes with these keys, by name (visible ones only)."""
+    if not keys:
+        return {}
+    view = reader.view
+    result = reader.read(
+        f"UNWIND $keys AS k MATCH (n) WHERE {reader.dialect.key('n')} = k "
+        f"WITH k, n WHERE {reader.label_filter('n')} "
+        f"RETURN k AS node, labels(n) AS kinds, {reader.name_expression('n')} AS name",
+        reader.base_params() | {"keys": sorted(keys, key=str)},
+    )
+    found: dict[int | str, Entity] = {}
+    for key, labels, name in result.rows:
+        if not view.sees(labels or []):
+            continue
+        label = view.primary_label(labels) or "?"
+        found[key] = Entity(key, label, tuple(labels), view.name_of(labels, name))
+    return found
+
+
 @dataclass(frozen=True)
 class _Found:
     """A node a search read: its entity, score and visible properties (to tell namesakes apart)."""
@@ -302,7 +340,9 @@ def _search(
         if branch.property != branch.identifying:
             if named[(int(branch_index), str(matched))] > 1:
                 continue  # a key several nodes share names none of them
-            score = looked
+            # By the share of the name the key accounts for: the key "ANTON" is not what
+            # "Chef Anton's" names.
+            score = looked * coverage(str(matched), query)
         else:
             compared = entity.name if branch.label in view.numbered else str(value)
             score = max(similarity(query, compared), _lookup_score(query, str(value), looked))

@@ -23,7 +23,7 @@ from typing import Any
 
 from graph_agent.graphdb.protocol import GraphReader, GraphSchema
 from graph_agent.tools.entity_card import arrow
-from graph_agent.tools.names import Candidate, Entity, Resolution, resolve_with
+from graph_agent.tools.names import Candidate, Entity, Resolution, entities_by_key, resolve_with
 from graph_agent.tools.reads import DEFAULT_LIMITS, ToolLimits, ToolReader
 from graph_agent.tools.view import GraphView
 from guardrails import CypherPolicy
@@ -132,7 +132,7 @@ def connection(
     search = _Search(reader, start.key, end.key, hub_cap(schema, limits))
     found = search.run()
     inner = {key for route in found for key in route.keys[1:-1]} | set(search.top_hubs())
-    named = _entities(reader, inner) | {start.key: start, end.key: end}
+    named = entities_by_key(reader, inner) | {start.key: start, end.key: end}
     routes = tuple(
         Route(tuple(named[k] for k in route.keys), route.steps)
         for route in found
@@ -311,23 +311,3 @@ def _joined(head: list[Key | Step], tail: list[Key | Step]) -> _Found:
 
 def _row_order(row: list[Any]) -> tuple[str, str, str, bool]:
     return (str(row[0]), str(row[1]), str(row[2]), bool(row[3]))
-
-
-def _entities(reader: ToolReader, keys: set[Key]) -> dict[Key, Entity]:
-    """The nodes of the routes and hubs by name (visible ones only)."""
-    if not keys:
-        return {}
-    view = reader.view
-    result = reader.read(
-        f"UNWIND $keys AS k MATCH (n) WHERE {reader.dialect.key('n')} = k "
-        f"WITH k, n WHERE {reader.label_filter('n')} "
-        f"RETURN k AS node, labels(n) AS kinds, {reader.name_expression('n')} AS name",
-        reader.base_params() | {"keys": sorted(keys, key=str)},
-    )
-    found: dict[Key, Entity] = {}
-    for key, labels, name in result.rows:
-        if not view.sees(labels or []):
-            continue
-        label = view.primary_label(labels) or "?"
-        found[key] = Entity(key, label, tuple(labels), view.name_of(labels, name))
-    return found

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import re
 from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any
@@ -31,6 +32,10 @@ finds nothing) or a syntax error, alternately. The full loop's checks catch both
 correct them; the single-shot baseline runs them as they are."""
 NAIVE = "MATCH (p:Person) RETURN p.name AS person LIMIT 3"
 """What the fake writes for an out-of-scope question when nothing stopped it earlier."""
+NOTHING = "MATCH (p:Person) WHERE p.name = 'nobody of that name' RETURN p.title AS title"
+"""What the fake writes for a question without gold Cypher (a graph tool item that reached the
+statement loop: a name nothing is called)."""
+_PRONOUN = re.compile(r"\b(?:it|she|he)\b", re.IGNORECASE)
 
 
 class TableModel:
@@ -41,6 +46,16 @@ class TableModel:
         self.refusals = {item.question for item in items if item.expected == "refusal"}
         answerable = [item.question for item in items if item.gold_cypher]
         self.flawed = {q: MISSPELT if n % 2 else BROKEN for n, q in enumerate(answerable[::5])}
+        # A graph tool follow-up is rewritten as a good model would: its pronoun replaced by
+        # the name the turn before it was about.
+        by_id = {item.id: item for item in items}
+        self.rewrites = {
+            item.question: _PRONOUN.sub(
+                by_id[item.follow_up_of].expected_names[0], item.question, count=1
+            )
+            for item in items
+            if item.expected_tool and item.follow_up_of
+        }
 
     @staticmethod
     def _question(user: str) -> str:
@@ -57,16 +72,19 @@ class TableModel:
             question = self._question(user)
             if question in self.refusals:
                 return guard_reply(scope="out_of_scope", reason="not about the graph")
-            return guard_reply(standalone=question)
+            return guard_reply(standalone=self.rewrites.get(question, question))
         if system.startswith("You write one read-only Cypher"):
             question = self._question(user)
             if question in self.refusals:
                 return cypher_reply(NAIVE)
             if question in self.flawed and "This statement did not work" not in user:
                 return cypher_reply(self.flawed[question])
-            return cypher_reply(self.gold[question])
-        # evaluate+answer: name the values of the first row shown
+            return cypher_reply(self.gold.get(question, NOTHING))
+        # evaluate+answer: name the values of the first row shown (a graph tool's: every row)
         rows = user.split("):\n", 1)[-1].split("\n\nQuestion:")[0].splitlines()[1:]
+        if rows and "// graph tool:" in user:
+            values = [", ".join(map(str, json.loads(row))) for row in rows]
+            return evaluation_reply(answer="It is " + "; ".join(values))
         first = json.loads(rows[0]) if rows else []
         answer = "The graph has none." if not rows else "It is " + ", ".join(map(str, first))
         return evaluation_reply(answer=answer)
@@ -107,6 +125,15 @@ def test_full_mode_scores_every_item_through_http(demo_db: GraphDB, fake: FakeOp
             assert record["outcome"] == "out_of_scope"
             assert record["llm_steps"] in ([], ["guard"])
             assert record["llm_calls"] == len(record["llm_steps"])
+        elif item.expected == "clarification":
+            assert record["outcome"] == "needs_clarification" and record["llm_steps"] == ["guard"]
+        elif item.expected == "no_data":
+            # The name fits nothing: no tool answer, the statement loop finds nothing.
+            assert record["tool"] is None and record["outcome"] == "no_data"
+            assert record["llm_steps"] == ["guard", "generate", "evaluate"]
+        elif item.expected_tool:
+            assert record["tool"] == item.expected_tool
+            assert record["llm_steps"] == ["guard", "evaluate"]
         elif item.question in table.flawed:
             assert record["attempts"] == 2  # guard, gen, fix, eval
             assert record["llm_calls"] == 4 + resolve
@@ -137,6 +164,10 @@ def test_single_shot_makes_one_call_and_keeps_its_mistakes(
         record = records[item.id]
         if item.expected == "refusal":
             assert record["outcome"] == "answered" and not record["strict"]
+        elif item.gold_cypher is None:
+            # The baseline has no graph tools: it writes a statement for every question.
+            assert record["tool"] is None and record["outcome"] == "no_data"
+            assert record["strict"] is (item.expected == "no_data")
         elif table.flawed.get(item.question) == BROKEN:
             assert record["outcome"] == "failed" and not record["relaxed"]
             assert record["error_kind"] == "query_error"

@@ -155,7 +155,11 @@ ITEM_CASES: list[tuple[str, list[dict[str, Any]], str]] = [
     ("follow-up before parent", [{"id": "b", "question": "q", "follow_up_of": "a"}], "before"),
     ("missing question", [{"id": "a"}], "missing 'question'"),
     ("answer without gold", [{"id": "a", "question": "q", "expected": "answer"}], "gold_cypher"),
-    ("bad expected", [{"id": "a", "question": "q", "expected": "maybe"}], "answer or refusal"),
+    (
+        "bad expected",
+        [{"id": "a", "question": "q", "expected": "maybe"}],
+        "clarification or no_data",
+    ),
     ("not a mapping", ["just a string"], "expected a mapping"),
     ("bad split", [{"id": "a", "question": "q", "split": "train"}], "dev or test"),
     (
