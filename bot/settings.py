@@ -92,6 +92,11 @@ class Settings(BaseSettings):
         description="Ask the LLM to judge and word rows that plainly answer (one value, a "
         "short list or table; false: the answer is written from the rows, one call fewer).",
     )
+    word_tool_answers: bool = Field(
+        False,
+        description="Have the LLM word a graph tool's answer (false: the tool's own text, "
+        "exact, one call fewer).",
+    )
     history_turns: int = Field(5, description="Previous turns given to the rewrite step.")
     history_chars: int = Field(4000, description="Characters of history kept for the rewrite.")
     use_candidates: bool = Field(False, description="Use self-healed candidates as examples.")

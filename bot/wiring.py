@@ -38,6 +38,7 @@ def agent_config(settings: Settings) -> AgentConfig:
         schema_paths=settings.schema_paths,
         guard_sure_questions=settings.guard_sure_questions,
         evaluate_plain_rows=settings.evaluate_plain_rows,
+        word_tool_answers=settings.word_tool_answers,
         history_turns=settings.history_turns,
         history_chars=settings.history_chars,
         use_candidates=settings.use_candidates,

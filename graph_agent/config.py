@@ -41,6 +41,9 @@ class AgentConfig:
     evaluate_plain_rows: bool = True
     """Ask the evaluator about rows that plainly answer (one value, or a short list or table);
     False writes the answer from the rows without that call."""
+    word_tool_answers: bool = False
+    """Have the model word (and judge) a graph tool's rows; False answers with the tool's own
+    rendering, exact and without that call."""
     use_candidates: bool = False
     """Self-healed candidates may serve as examples (the example store applies it)."""
     graph_description: str | None = None

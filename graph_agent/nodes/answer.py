@@ -40,8 +40,12 @@ async def evaluate(state: AgentState, runtime: Runtime[Context]) -> Update:
     truncated = state.get("truncated", False)
     calls: list[LLMCall] = []
     plain = not ctx.config.evaluate_plain_rows and plainly_answers(columns, rows, truncated)
-    # A graph tool's own rendering reads better than its rows laid out column by column.
-    plain_text = state.get("tool_text") or plain_answer(columns, rows, truncated=truncated)
+    # A graph tool's own rendering reads better than its rows laid out column by column, and
+    # better than a model's: worded by the 1.5B model, "Tofu —SUPPLIES← Mayumi's —SUPPLIES→
+    # Konbu" became "Tofu → Konbu" (dev items). Its rows are exact: no call to judge them.
+    tool_text = state.get("tool_text")
+    plain = plain or bool(tool_text and not ctx.config.word_tool_answers)
+    plain_text = tool_text or plain_answer(columns, rows, truncated=truncated)
     if ctx.llms is None or plain:
         verdict = Evaluation(answers_question=True, answer=plain_text)
     else:
