@@ -16,6 +16,7 @@ from guardrails.cypher_policy import (
 from guardrails.cypher_tokens import ReferencedNames, Token, referenced_names, tokenize
 from guardrails.extract import extract_cypher
 from guardrails.intent import asks_for_a_task, asks_to_change
+from guardrails.plan_check import plan_problem
 from guardrails.redact_rows import redact_rows
 from guardrails.relevance import Relevance, Vocabulary, content_words, name_words, relevance
 from guardrails.topic import (
@@ -47,6 +48,7 @@ __all__ = [
     "name_words",
     "parse_decision",
     "parse_json_object",
+    "plan_problem",
     "redact_rows",
     "referenced_names",
     "relevance",

@@ -12,7 +12,7 @@ from typing import Any
 
 from bot import charts
 from bot.slack.answering import AgentPort
-from graph_agent.result import AgentResult, ProgressEvent
+from graph_agent.result import AgentResult, Choice, ProgressEvent
 from guardrails.cypher_policy import CypherPolicy
 from memory.types import Turn
 
@@ -109,6 +109,7 @@ class TracingAgent:
         history: Sequence[Turn] = (),
         on_progress: Callable[[ProgressEvent], None] | None = None,
         policy: CypherPolicy | None = None,
+        choice: Choice | None = None,
     ) -> AgentResult:
         started = time.perf_counter()
         steps: list[Step] = []
@@ -119,7 +120,9 @@ class TracingAgent:
             if on_progress is not None:
                 on_progress(event)
 
-        result = self.agent.run(question, history=history, on_progress=progress, policy=policy)
+        result = self.agent.run(
+            question, history=history, on_progress=progress, policy=policy, choice=choice
+        )
         trace = Trace(result, steps, history_turns=len(history), finished_at=time.time())
         with self._lock:
             self._traces.append(trace)

@@ -18,7 +18,7 @@ from bot.slack.progress import Progress, StatusSupport, call, post
 from bot.slack.threads import Incoming
 from bot.slack.throttle import SlackThrottle
 from bot.wiring import record_result
-from graph_agent.result import AgentResult, ProgressEvent
+from graph_agent.result import AgentResult, Choice, ProgressEvent
 from guardrails.channels import ChannelPolicy, NoticeOnce
 from guardrails.cypher_policy import CypherPolicy
 from guardrails.limits import QuestionCheck, RateLimiter, TokenBudget, check_question
@@ -41,6 +41,7 @@ class AgentPort(Protocol):
         history: Sequence[Turn] = (),
         on_progress: Callable[[ProgressEvent], None] | None = None,
         policy: CypherPolicy | None = None,
+        choice: Choice | None = None,
     ) -> AgentResult: ...
 
     def suggestions(self, n: int = 3) -> list[str]: ...
@@ -291,7 +292,13 @@ def _run_agent(
     on_progress: Callable[[ProgressEvent], None],
 ) -> AgentResult:
     policy = deps.guards.policy_for(incoming.channel)
-    return deps.agent.run(incoming.text, history=history, on_progress=on_progress, policy=policy)
+    return deps.agent.run(
+        incoming.text,
+        history=history,
+        on_progress=on_progress,
+        policy=policy,
+        choice=incoming.choice,
+    )
 
 
 def _record(deps: BotDeps, incoming: Incoming, result: AgentResult) -> int | None:

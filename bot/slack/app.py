@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import logging
+import re
 from dataclasses import dataclass
 from typing import Any
 
@@ -17,7 +18,16 @@ from bot.settings import Settings, mask_secrets_in_logs
 from bot.slack import render
 from bot.slack.answering import AgentPort, BotDeps, Guards, SettingsGuards
 from bot.slack.delivery import Delivery
-from bot.slack.listeners import assistant, feedback, home, ignored, mentions, messages, reactions
+from bot.slack.listeners import (
+    assistant,
+    choices,
+    feedback,
+    home,
+    ignored,
+    mentions,
+    messages,
+    reactions,
+)
 from bot.slack.listeners import command as slash
 from bot.slack.progress import StatusSupport
 from memory import Memory
@@ -167,6 +177,11 @@ def register_listeners(app: App, deps: BotDeps) -> None:
     def handle_feedback(ack: Ack, body: dict[str, Any], client: WebClient) -> None:
         ack()
         feedback.on_feedback(deps, client, body)
+
+    @app.action(re.compile(rf"^{re.escape(render.CHOICE_ACTION)}:\d+$"))
+    def handle_choice(ack: Ack, body: dict[str, Any], client: WebClient) -> None:
+        ack()
+        choices.on_choice(deps, client, body)
 
     for name in ignored.IGNORED_EVENTS:
         app.event(name)(ignored.ignore)

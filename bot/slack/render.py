@@ -12,7 +12,7 @@ from dataclasses import dataclass, field, replace
 from typing import Any, Literal
 
 from graph_agent.errors import FAILURE_TEXT
-from graph_agent.result import AgentResult
+from graph_agent.result import AgentResult, Choice
 
 MAX_BLOCKS = 50
 SECTION_CHARS = 3000
@@ -367,6 +367,8 @@ def answer_message(
         answer_pieces = answer_pieces[:MAX_ANSWER_SECTIONS]
         answer_pieces[-1] = truncate(answer_pieces[-1], SECTION_BUDGET - 40) + "\n_(answer cut)_"
     said: list[Block] = [section(p) for p in answer_pieces]
+    if result.outcome == "needs_clarification" and (buttons := choice_buttons(result.choices)):
+        said.append(buttons)
     if result.outcome in ("out_of_scope", "needs_clarification") and result.suggestions:
         bullets = "\n".join(f"• {neutralise(s)}" for s in result.suggestions[:5])
         said.append(section(truncate(f"*You could ask:*\n{bullets}", SECTION_BUDGET)))
@@ -380,6 +382,9 @@ def answer_message(
             note += "+ rows" if result.truncated else " rows"
             note += " — the full result is attached as CSV." if csv_upload else "."
     query = code_sections(result.cypher, label="*Query*")[:4] if result.cypher else []
+    if result.tool:
+        # A graph tool's fixed read, not a statement anyone wrote: named, not shown as Cypher.
+        query = [context(f"Answered by the graph tool *{shown(result.tool)}* (no query written).")]
     tail: list[Block] = []
     if result.outcome in ("answered", "no_data"):
         tail.append(context(context_line(result, teach=result.outcome == "answered")))
@@ -445,6 +450,35 @@ def block_text(blocks: Sequence[Block]) -> int:
 
 
 FEEDBACK_ACTION = "answer_feedback"
+CHOICE_ACTION = "answer_choice"
+"""Prefix of the "did you mean…?" buttons' action_ids (`answer_choice:0`…; unique per block)."""
+MAX_CHOICE_BUTTONS = 6
+"""Up to five candidates and "none of these"."""
+BUTTON_TEXT = 75
+BUTTON_VALUE = 2000
+"""Slack's limits on a button's text and value."""
+
+
+def choice_buttons(choices: Sequence[Choice]) -> Block | None:
+    """One button per choice of a "did you mean…?" (bot/slack/listeners/choices.py), its
+    value the choice itself as JSON; None when there is none to show."""
+    elements = []
+    for index, choice in enumerate(choices[:MAX_CHOICE_BUTTONS]):
+        value = json.dumps(choice.to_dict(), ensure_ascii=False, separators=(",", ":"))
+        if len(value) > BUTTON_VALUE:
+            continue
+        elements.append(
+            {
+                "type": "button",
+                "action_id": f"{CHOICE_ACTION}:{index}",
+                "text": {
+                    "type": "plain_text",
+                    "text": truncate(shown(choice.text, "plain"), BUTTON_TEXT) or "?",
+                },
+                "value": value,
+            }
+        )
+    return {"type": "actions", "block_id": "choices", "elements": elements} if elements else None
 
 
 def feedback_buttons() -> Block:

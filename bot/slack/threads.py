@@ -7,6 +7,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from graph_agent.result import Choice
+
 _MENTION = re.compile(r"<@([UW][A-Z0-9]+)(?:\|[^>]*)?>")
 _EMOJI_ONLY = re.compile(r"^(?:\s|:[a-z0-9_+\-']+:)*$")
 
@@ -28,6 +30,8 @@ class Incoming:
     has_files: bool = False
     """Files came with the message (`file_share`): the bot answers the text and says it does
     not read them."""
+    choice: Choice | None = None
+    """A click on a "did you mean…?" button: the question continues with that entity."""
 
     @property
     def conversation(self) -> str:

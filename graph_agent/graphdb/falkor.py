@@ -276,9 +276,8 @@ class FalkorGraph:
                 return self.validate(cypher)
             message = _engine_message(exc)
             return Validation(ok=False, error=message, position=_position(message))
-        ops = {
-            line.strip().split(" |")[0].strip().replace(" ", "") for line in str(plan).splitlines()
-        }
+        lines = tuple(line.strip() for line in str(plan).splitlines() if line.strip())
+        ops = {line.split(" |")[0].strip().replace(" ", "") for line in lines}
         if ops & _LOAD_OPS:
             return Validation(ok=False, error=f"{LOAD_CSV_REFUSAL} (the plan has a Load CSV step)")
         if ops & _WRITE_OPS:
@@ -288,7 +287,7 @@ class FalkorGraph:
             read_only = None
         else:
             read_only = True
-        return Validation(ok=True, read_only=read_only)
+        return Validation(ok=True, read_only=read_only, plan=lines)
 
     def _materialise_empty_graph(self) -> bool:
         # GRAPH.EXPLAIN needs the graph key to exist, and FalkorDB creates it only on the

@@ -352,7 +352,9 @@ class Neo4jGraph:
         if operators & _LOAD_OPERATORS:
             # Neo4j calls `LOAD CSV … RETURN row` a read (query type "r"); it still fetches URLs.
             return Validation(ok=False, error="LOAD CSV reads files or URLs, which is not allowed")
-        return Validation(ok=True, read_only=query_type in _READ_ONLY_TYPES)
+        return Validation(
+            ok=True, read_only=query_type in _READ_ONLY_TYPES, plan=tuple(sorted(operators))
+        )
 
     def run_read(
         self,

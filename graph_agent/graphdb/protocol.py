@@ -60,6 +60,9 @@ class Validation:
     """0-based character offset of the error, when the engine reports one."""
     read_only: bool | None = None
     """True/False where the engine can tell (Neo4j query_type), else None."""
+    plan: tuple[str, ...] = ()
+    """The plan's steps, one per line as the engine prints them (FalkorDB), or its operator
+    names (Neo4j): what guardrails.plan_problem reads in a restricted channel."""
 
 
 @dataclass(frozen=True)

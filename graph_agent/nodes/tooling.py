@@ -14,6 +14,7 @@ from langgraph.runtime import Runtime
 from graph_agent.context import Context
 from graph_agent.graphdb.errors import GraphConnectionError, GraphError
 from graph_agent.graphdb.protocol import GraphReader, GraphSchema
+from graph_agent.grounding import nothing_found
 from graph_agent.nodes.common import Update, step
 from graph_agent.nodes.execution import READ_GRACE_S
 from graph_agent.result import Choice, Stage
@@ -114,6 +115,9 @@ async def use_tool(state: AgentState, runtime: Runtime[Context]) -> Update:
         return _rows(ctx, called)
     if verdict.next == "ask" and verdict.slot is not None and not state.get("clarified"):
         return _ask_back(state["standalone_question"], called, verdict.slot)
+    if verdict.next == "nothing" and verdict.slot is not None:
+        name = called.request.names[verdict.slot]
+        return {"outcome": "no_data", "answer": nothing_found([name]), "tool": None}
     why = verdict.why or "a name is still unclear after its clarifying round"
     logger.info("graph tool %s: %s; writing a statement", request.tool, why)
     return _statement_loop(ctx)
@@ -124,7 +128,7 @@ class Verdict:
     """What a tool call leads to: its rows answer, a name is asked back, or a statement is
     written instead (`why`, for the log)."""
 
-    next: Literal["rows", "ask", "statements"]
+    next: Literal["rows", "ask", "nothing", "statements"]
     slot: int | None = None
     """The argument to ask about."""
     why: str = ""
@@ -134,7 +138,8 @@ def judge(called: ToolCall) -> Verdict:
     """Rows when every name resolved (and a connection found a route); otherwise ask about
     the first name that fits several things, or none but comes close to some (a stored value
     that names no node is a filter, not a misspelt name); a name that fits nothing at all, or
-    no route, leaves the question to a statement."""
+    no route, leaves the question to a statement; a name neither the tool nor the value lookup
+    finds anything like is not in the graph ("nothing")."""
     if all(r.entity is not None for r in called.resolutions):
         result = called.result
         if isinstance(result, Connection) and not result.routes:
@@ -146,6 +151,10 @@ def judge(called: ToolCall) -> Verdict:
             continue
         near = bool(resolution.near_misses) and not called.request.was_hinted(slot)
         if not resolution.candidates and not near:
+            if not resolution.near_misses and not called.request.was_hinted(slot):
+                # Nothing like it anywhere: a written statement would only filter on it and
+                # come back empty (3 of 3 such dev items failed after 4-7 LLM calls).
+                return Verdict("nothing", slot, why="a name fits nothing in the graph")
             return Verdict("statements", why="a name fits nothing in the graph")
         asked = slot if asked is None else asked
     return Verdict("ask", asked)

@@ -19,7 +19,7 @@ from graph_agent.repair import Case, Kind, Runner, Trigger
 from graph_agent.result import Stage
 from graph_agent.schema_check import check_schema
 from graph_agent.state import AgentState
-from guardrails import check_cypher, extract_cypher, tokenize
+from guardrails import check_cypher, extract_cypher, plan_problem, tokenize
 
 logger = logging.getLogger(__name__)
 
@@ -101,6 +101,8 @@ async def _validate(ctx: Context, rules: Runner, cypher: str) -> Update:
         return attempt_failed(cypher, f"The engine rejected it: {error}", Stage.VALIDATE)
     if validation.read_only is False:
         return attempt_failed(cypher, "The engine says this statement would write.", Stage.POLICY)
+    if (problem := plan_problem(validation.plan, ctx.policy)) is not None:
+        return attempt_failed(cypher, f"Refused in this channel: {problem}.", Stage.POLICY)
     return {"cypher": cypher, "last_error": None, "last_stage": Stage.VALIDATE}
 
 

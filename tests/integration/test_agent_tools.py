@@ -254,15 +254,18 @@ def test_a_choice_of_a_node_the_channel_cannot_see_is_not_read(spy: SpyDB) -> No
 # --- falling back to generated Cypher -----------------------------------------------------------
 
 
-def test_a_name_that_matches_nothing_falls_back_to_generate(spy: SpyDB) -> None:
-    statement = "MATCH (p:Person {name: 'Zebulon Quux'}) RETURN p.title AS title"
-    model = ScriptedChatModel(
-        replies=[guard_reply(), cypher_reply(statement), evaluation_reply(answer="Nothing.")]
-    )
+def test_a_name_nothing_in_the_graph_resembles_is_answered_as_not_there(spy: SpyDB) -> None:
+    # Written statements only filtered on the unknown name and came back empty (dev items:
+    # 3 of 3 failed after 4-7 LLM calls); neither the tool nor the value lookup finds it.
+    model = ScriptedChatModel(replies=[guard_reply()])
     result = make_agent(spy, model).run("Tell me about Zebulon Quux")
-    assert result.llm_steps == ["guard", "generate", "evaluate"]
+    assert result.llm_steps == ["guard"] and spy.validated == []
     assert result.tool is None and result.outcome == "no_data" and not result.choices
     assert "Zebulon Quux" in result.answer
+    connection = make_agent(spy, ScriptedChatModel(replies=[guard_reply()])).run(
+        "How is Quaxley Zumbrowski connected to Wei Nguyen?"
+    )
+    assert connection.outcome == "no_data" and "Quaxley Zumbrowski" in connection.answer
 
 
 def test_a_doubted_tool_answer_starts_the_statement_loop(spy: SpyDB) -> None:

@@ -92,5 +92,5 @@ def test_a_tool_item_routes_and_its_read_gives_what_it_expects(
         missing = [n for n in item.expected_names if not any(n in text for text in offered)]
         assert missing == [], offered
     else:
-        # Nothing is called that, and nothing comes close: the statement loop answers.
-        assert verdict.next == "statements", called.result.text()
+        # Nothing is called that, and nothing comes close: the graph has no such thing.
+        assert verdict.next == "nothing", called.result.text()
