@@ -21,6 +21,7 @@ from rig.scripted_llm import (
     evaluation_reply,
     guard_reply,
 )
+from tests.support.spy import SpyDB
 
 TEAM_SIZES = (
     "MATCH (p:Person)-[:MEMBER_OF]->(t:Team) "
@@ -30,26 +31,6 @@ POSTGRES_TEAMS = (
     "MATCH (t:Team)-[:OWNS]->(:Service)-[:USES]->(x:Technology {name: 'PostgreSQL'}) "
     "RETURN DISTINCT t.name AS team ORDER BY team"
 )
-
-
-class SpyDB:
-    """Delegates to the demo graph and records every statement that reaches the engine."""
-
-    def __init__(self, db: GraphDB) -> None:
-        self._db = db
-        self.validated: list[str] = []
-        self.ran: list[str] = []
-
-    def __getattr__(self, name: str) -> Any:
-        return getattr(self._db, name)
-
-    def validate(self, cypher: str) -> Any:
-        self.validated.append(cypher)
-        return self._db.validate(cypher)
-
-    def run_read(self, cypher: str, params: Any = None, **kw: Any) -> Any:
-        self.ran.append(cypher)
-        return self._db.run_read(cypher, params, **kw)
 
 
 @pytest.fixture

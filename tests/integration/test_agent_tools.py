@@ -25,26 +25,7 @@ from guardrails import CypherPolicy
 from memory.types import Turn
 from rig.scripted_llm import ScriptedChatModel, cypher_reply, evaluation_reply, guard_reply
 from tests.support.fake_openai import FakeOpenAI
-
-
-class SpyDB:
-    """Delegates to a graph and records every statement that reaches the engine."""
-
-    def __init__(self, db: GraphDB) -> None:
-        self._db = db
-        self.validated: list[str] = []
-        self.ran: list[str] = []
-
-    def __getattr__(self, name: str) -> Any:
-        return getattr(self._db, name)
-
-    def validate(self, cypher: str) -> Any:
-        self.validated.append(cypher)
-        return self._db.validate(cypher)
-
-    def run_read(self, cypher: str, params: Any = None, **kw: Any) -> Any:
-        self.ran.append(cypher)
-        return self._db.run_read(cypher, params, **kw)
+from tests.support.spy import SpyDB
 
 
 @pytest.fixture
