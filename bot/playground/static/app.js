@@ -25,7 +25,7 @@ async function api(path, body) {
   return json;
 }
 
-// A Block Kit button with an action (the feedback buttons): Slack's block_actions, signed and
+// A Block Kit button with an action (feedback, "did you mean…?"): Slack's block_actions, signed and
 // delivered to the app like a real click; other buttons only look the part.
 async function clickButton(m, element) {
   if (!element.action_id || element.value === undefined) {
@@ -34,7 +34,8 @@ async function clickButton(m, element) {
   }
   try {
     await api("/api/actions", { user: S.me, channel: S.channel, ts: m.ts, action_id: element.action_id, value: element.value });
-    toast(element.value === "good" ? "Thanks: that teaches cypherbot." : "Noted: that counts against this answer.");
+    if (element.action_id.startsWith("answer_choice")) toast("Going on with that one…");
+    else toast(element.value === "good" ? "Thanks: that teaches cypherbot." : "Noted: that counts against this answer.");
   } catch (err) {
     toast(err.message);
   }
