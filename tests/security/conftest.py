@@ -16,7 +16,7 @@ from langchain_core.messages import BaseMessage
 
 from graph_agent.graphdb import GraphDB, connect
 from graph_agent.graphdb.falkor import FalkorGraph
-from graph_agent.result import AgentResult, ProgressEvent
+from graph_agent.result import AgentResult, Choice, ProgressEvent
 from guardrails.cypher_policy import CypherPolicy
 from memory import Turn
 from rig.scripted_llm import cypher_reply, evaluation_reply, guard_reply
@@ -220,9 +220,10 @@ class RecordingAgent:
         history: Sequence[Turn] = (),
         on_progress: Callable[[ProgressEvent], None] | None = None,
         policy: CypherPolicy | None = None,
+        choice: Choice | None = None,
     ) -> AgentResult:
         result: AgentResult = self._agent.run(
-            question, history=history, on_progress=on_progress, policy=policy
+            question, history=history, on_progress=on_progress, policy=policy, choice=choice
         )
         with self._lock:
             self.runs.append(result)

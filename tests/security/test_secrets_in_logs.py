@@ -12,7 +12,7 @@ from pydantic import SecretStr
 from bot.wiring import build_agent
 from graph_agent.graphdb.falkor import FalkorGraph
 from graph_agent.llm import LLMs
-from graph_agent.result import AgentResult, ProgressEvent
+from graph_agent.result import AgentResult, Choice, ProgressEvent
 from guardrails.cypher_policy import CypherPolicy
 from memory import Turn, open_memory
 from rig.scripted_llm import ScriptedChatModel
@@ -35,12 +35,15 @@ class LeakyAgent(RecordingAgent):
         history: Sequence[Turn] = (),
         on_progress: Callable[[ProgressEvent], None] | None = None,
         policy: CypherPolicy | None = None,
+        choice: Choice | None = None,
     ) -> AgentResult:
         if CRASH_MARK in question:
             raise RuntimeError(
                 f"auth failed for neo4j://neo4j:{NEO4J_PASSWORD}@db:7687 (key {OPENAI_KEY})"
             )
-        return super().run(question, history=history, on_progress=on_progress, policy=policy)
+        return super().run(
+            question, history=history, on_progress=on_progress, policy=policy, choice=choice
+        )
 
 
 def test_no_configured_secret_reaches_the_logs(
