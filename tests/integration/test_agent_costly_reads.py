@@ -18,31 +18,20 @@ from rig.scripted_llm import (
     evaluation_reply,
     guard_reply,
 )
+from tests.support.spy import SpyDB
 
 COSTLY = "MATCH (a:Person), (b:Person) RETURN count(a) AS pairs"
 CHEAP = "MATCH (p:Person) RETURN count(p) AS people"
 
 
-class EngineSpy:
+class EngineSpy(SpyDB):
     """The demo graph, recording what reaches it; the COSTLY read fails at the memory cap."""
 
-    def __init__(self, db: GraphDB) -> None:
-        self._db = db
-        self.validated: list[str] = []
-        self.ran: list[str] = []
-
-    def __getattr__(self, name: str) -> Any:
-        return getattr(self._db, name)
-
-    def validate(self, cypher: str) -> Any:
-        self.validated.append(cypher)
-        return self._db.validate(cypher)
-
     def run_read(self, cypher: str, params: Any = None, **kw: Any) -> Any:
-        self.ran.append(cypher)
         if "(b:Person)" in cypher:
+            self.ran.append(cypher)
             raise ResourceLimitError("The query needed more memory than one read may use.")
-        return self._db.run_read(cypher, params, **kw)
+        return super().run_read(cypher, params, **kw)
 
 
 @pytest.fixture
