@@ -9,7 +9,7 @@ from typing import Any
 
 from bot.slack import render
 from rig.scripted_llm import ScriptedChatModel
-from rig.slack import BOB, CHANNEL, SlackRig, answer_text, graph_responder
+from rig.slack import ALICE, BOB, CHANNEL, SlackRig, answer_text, graph_responder
 from tests.e2e.conftest import RigFactory
 
 PEOPLE_NAMED_ALICE = "MATCH (p:Person) WHERE p.name STARTS WITH 'Alice' RETURN p.name AS person"
@@ -75,3 +75,46 @@ def test_a_forged_button_value_asks_nothing(make_rig: RigFactory) -> None:
         rig.emulator.click(BOB, CHANNEL, asking["ts"], button["action_id"], value)
     rig.settle()
     assert len(rig.answers(CHANNEL, thread)) == 1
+
+
+def test_a_tool_in_a_restricted_channel_does_not_show_a_hidden_label_on_its_route(
+    make_rig: RigFactory,
+) -> None:
+    # Wei Nguyen and Hana Smith share the Payments team; in a channel that hides Team the
+    # connection must go another way (or find none), never through a Team.
+    secret = "C0SECRET"
+    rig = make_rig(
+        ScriptedChatModel(responder=graph_responder(lambda q: PEOPLE_NAMED_ALICE)),
+        channel_restrictions=f"{secret}:Team",
+    )
+    rig.emulator.add_channel(secret, "secret", members=[ALICE, BOB])
+    question = "How is Wei Nguyen connected to Hana Smith?"
+    open_mention = rig.mention(question)
+    [open_answer] = rig.wait_answers(CHANNEL, open_mention["ts"])
+    assert "Payments" in answer_text(open_answer), "elsewhere the route goes through the team"
+    hidden_mention = rig.mention(question, channel=secret)
+    [hidden_answer] = rig.wait_answers(secret, hidden_mention["ts"])
+    text = answer_text(hidden_answer)
+    assert "Payments" not in text and "Team" not in text and "MEMBER_OF" not in text
+
+
+def test_a_follow_up_after_a_card_is_answered_by_a_connection_in_the_thread(
+    make_rig: RigFactory,
+) -> None:
+    def standalone(question: str, prompt: str) -> str:
+        if "she" in question:
+            return "How is Alice Nguyen connected to Wei Nguyen?"
+        return question
+
+    rig = make_rig(
+        ScriptedChatModel(
+            responder=graph_responder(lambda q: PEOPLE_NAMED_ALICE, standalone_for=standalone)
+        )
+    )
+    mention = rig.mention("Tell me about Alice Nguyen")
+    [card] = rig.wait_answers(CHANNEL, mention["ts"])
+    assert "Alice Nguyen" in answer_text(card) and "card" in answer_text(card)
+    rig.say("How is she connected to Wei Nguyen?", thread_ts=mention["ts"])
+    answers = rig.wait_answers(CHANNEL, mention["ts"], n=2)
+    route = answer_text(answers[-1])
+    assert "connection" in route and "Alice Nguyen" in route and "Wei Nguyen" in route
