@@ -13,7 +13,7 @@ import select
 import time
 import urllib.parse
 import uuid
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from typing import TYPE_CHECKING, Any
 
@@ -496,14 +496,20 @@ class EventDelivery(WorkspaceState):
 
     def _retry_later(self, payload: dict[str, Any], attempt: int) -> None:
         """Slack's retry of an unacknowledged envelope, without blocking the caller."""
+        self._in_background(
+            lambda: self._socket_deliver("events_api", payload, attempt, "timeout"), "retry"
+        )
+
+    def _in_background(self, work: Callable[[], object], what: str) -> None:
+        """Run `work` on the sender thread, counted as pending until it is done (`wait_idle`)."""
         with self._lock:
             self._pending += 1
 
         def send() -> None:
             try:
-                self._socket_deliver("events_api", payload, attempt, "timeout")
+                work()
             except Exception as exc:
-                logger.debug("emulator retry failed: %s", exc)
+                logger.debug("emulator %s failed: %s", what, exc)
             finally:
                 with self._changed:
                     self._pending -= 1
@@ -514,6 +520,7 @@ class EventDelivery(WorkspaceState):
         except RuntimeError:  # stopped
             with self._changed:
                 self._pending -= 1
+                self._changed.notify_all()
 
     def _send(
         self,
@@ -604,24 +611,7 @@ class EventDelivery(WorkspaceState):
         """Send an echo event without blocking the API request that caused it."""
         if not self.echo_bot_events or (not self.app_url and not self._over_socket()):
             return
-        with self._lock:
-            self._pending += 1
-
-        def send() -> None:
-            try:
-                self.deliver(payload)
-            except Exception as exc:
-                logger.debug("emulator echo delivery failed: %s", exc)
-            finally:
-                with self._changed:
-                    self._pending -= 1
-                    self._changed.notify_all()
-
-        try:
-            self._sender.submit(send)
-        except RuntimeError:
-            with self._lock:
-                self._pending -= 1
+        self._in_background(lambda: self.deliver(payload), "echo delivery")
 
     def _reaction_event(
         self, kind: str, user: str, channel: str, message: dict[str, Any], name: str
