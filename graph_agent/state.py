@@ -55,6 +55,8 @@ class AgentState(TypedDict):
     value_hints: NotRequired[list[tuple[str, str, str]]]
     """Stored values matching words of the question, (label, property, value), best first:
     validate fixes literals with them, execute explains an empty result with them."""
+    path_patterns: NotRequired[list[str]]
+    """The schema paths generate showed (graph_agent/schema_paths.py), for the corrections."""
     tool_request: NotRequired[ToolRequest | None]
     """The graph tool that fits the standalone question, with its arguments (None: write a
     statement); set by understand, or by a "did you mean" choice that continues a question."""

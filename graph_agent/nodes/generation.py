@@ -24,7 +24,7 @@ async def generate(state: AgentState, runtime: Runtime[Context]) -> Update:
     ctx.progress("generate", "Writing a query…")
     question = state["standalone_question"]
     looked_up = state.get("value_hints") if question == state["question"] else None
-    parts, example_ids, hints = await prompt_parts(ctx, question, looked_up)
+    parts, example_ids, hints, paths = await prompt_parts(ctx, question, looked_up)
     parts["previous"] = prompts.render_previous(state["history"])
     reply, call = await call_llm(
         ctx.llms.cypher,
@@ -38,6 +38,7 @@ async def generate(state: AgentState, runtime: Runtime[Context]) -> Update:
         "attempt_count": 1,
         "example_ids": example_ids,
         "value_hints": hints,
+        "path_patterns": paths,
         "llm_calls": [call],
     }
     if (missing := no_data(reply)) is not None:
@@ -60,9 +61,12 @@ async def correct(state: AgentState, runtime: Runtime[Context]) -> Update:
     question = state["standalone_question"]
     generated = "example_ids" in state
     known = state.get("value_hints") if generated or question == state["question"] else None
-    parts, _ids, hints = await prompt_parts(ctx, question, known)
+    known_paths = state.get("path_patterns") if known is not None else None
+    parts, _ids, hints, paths = await prompt_parts(ctx, question, known, known_paths)
     parts["previous"] = prompts.render_previous(state["history"])
     found: Update = {} if known is not None else {"value_hints": hints}
+    if known_paths is None:
+        found["path_patterns"] = paths
     previous = state.get("cypher") or state.get("draft", "")
     error = state.get("last_error") or "unknown problem"
     messages = prompts.CORRECT.render(**parts, cypher=previous, error=error)

@@ -78,17 +78,22 @@ async def _paths(ctx: Context, question: str, hints: list[tuple[str, str, str]])
 
 
 async def prompt_parts(
-    ctx: Context, question: str, known_hints: list[tuple[str, str, str]] | None = None
-) -> tuple[dict[str, str], list[int], list[tuple[str, str, str]]]:
-    """Schema (pruned for large graphs), examples and value hints for generate and correct;
-    also the example ids and the structured hints (kept in the state for validate/execute).
-    `known_hints` are the hints already looked up for this very question."""
+    ctx: Context,
+    question: str,
+    known_hints: list[tuple[str, str, str]] | None = None,
+    known_paths: list[str] | None = None,
+) -> tuple[dict[str, str], list[int], list[tuple[str, str, str]], list[str]]:
+    """Schema (pruned for large graphs), examples, value hints and schema paths for generate
+    and correct; also the example ids, the structured hints (kept in the state for
+    validate/execute) and the paths (kept so a correction does not probe them again).
+    `known_hints` and `known_paths` are those already found for this very question."""
     if known_hints is None:
         candidates, hints = await asyncio.gather(
             _examples(ctx, question), value_hints(ctx, question)
         )
     else:
         candidates, hints = await _examples(ctx, question), known_hints
+    paths = known_paths if known_paths is not None else await _paths(ctx, question, hints)
     boost = {label for label, _prop, _value in hints}
     focus = question_focus(question, ctx.schema, sorted(boost))
     examples = rank_examples(candidates, question, focus, ctx.config.few_shot_k)
@@ -103,7 +108,7 @@ async def prompt_parts(
         "schema": schema_text(ctx.schema, labels=labels),
         "examples": prompts.render_examples(examples),
         "hints": prompts.render_hints(hints),
-        "paths": prompts.render_paths(await _paths(ctx, question, hints)),
+        "paths": prompts.render_paths(paths),
         "question": question,
     }
-    return parts, [e.id for e in examples], hints
+    return parts, [e.id for e in examples], hints, paths

@@ -778,3 +778,26 @@ def test_the_generate_prompt_offers_the_schema_paths_the_data_has(
     pattern = f'(p:Project {{name: "{project}"}})<-[:WORKS_ON]-(p2:Person)-[:MEMBER_OF]->(t:Team)'
     assert pattern in generate
     assert any(c.endswith("RETURN 1 AS found LIMIT 1") and pattern in c for c in spy.ran)
+
+
+def test_a_correction_reuses_the_schema_paths_generate_probed(
+    spy: SpyDB, store: InMemoryExampleStore
+) -> None:
+    model = ScriptedChatModel(
+        replies=[
+            guard_reply(),
+            cypher_reply("MATCH (t:Team)-[:NO_SUCH]->(p:Project) RETURN t.name AS team"),
+            cypher_reply("MATCH (t:Team) RETURN t.name AS team"),
+            evaluation_reply(answer="ok"),
+        ]
+    )
+    project = spy._db.run_read("MATCH (p:Project) RETURN p.name LIMIT 1", max_rows=1).rows[0][0]
+    result = make_agent(spy, model, store).run(f"Which teams have people on {project}?")
+    assert result.llm_steps == ["guard", "generate", "correct", "evaluate"]
+    probes = [c for c in spy.ran if c.endswith("RETURN 1 AS found LIMIT 1")]
+    assert probes and len(probes) == len(set(probes)), "each path probed once"
+    # The correction showed the model the same paths.
+    assert "Paths the schema has" in model.prompts[2]
+    assert (
+        model.prompts[1].split("Paths the schema has")[1].split("Question:")[0] in model.prompts[2]
+    )
