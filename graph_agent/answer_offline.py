@@ -41,6 +41,18 @@ def plain_answer(
     return "\n".join(lines) + suffix
 
 
+def rows_in_words(
+    columns: Sequence[str],
+    rows: Sequence[Sequence[Any]],
+    *,
+    truncated: bool = False,
+    tool_text: str | None = None,
+) -> str:
+    """The answer the rows give without a model: a graph tool's own rendering of its rows
+    when there is one (a chain reads better than its columns), else `plain_answer`."""
+    return tool_text or plain_answer(columns, rows, truncated=truncated)
+
+
 _NOTHING = re.compile(
     r"^\W*(the graph (has|holds|contains) no (data|information)|there (is|are) no (data|results?)"
     r"|no (data|results?) (was|were)? ?found|i (could not|couldn't) find any)",

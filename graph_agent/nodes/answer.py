@@ -9,7 +9,7 @@ from typing import Any
 from langgraph.runtime import Runtime
 
 from graph_agent import prompts
-from graph_agent.answer_offline import plain_answer
+from graph_agent.answer_offline import rows_in_words
 from graph_agent.context import Context
 from graph_agent.grounding import (
     nothing_found,
@@ -45,7 +45,7 @@ async def evaluate(state: AgentState, runtime: Runtime[Context]) -> Update:
     # Konbu" became "Tofu → Konbu" (dev items). Its rows are exact: no call to judge them.
     tool_text = state.get("tool_text")
     plain = plain or bool(tool_text and not ctx.config.word_tool_answers)
-    plain_text = tool_text or plain_answer(columns, rows, truncated=truncated)
+    plain_text = rows_in_words(columns, rows, truncated=truncated, tool_text=tool_text)
     if ctx.llms is None or plain:
         verdict = Evaluation(answers_question=True, answer=plain_text)
     else:

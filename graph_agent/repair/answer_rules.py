@@ -8,7 +8,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from graph_agent.answer_offline import denies_rows, plain_answer
+from graph_agent.answer_offline import denies_rows, rows_in_words
 from graph_agent.grounding import Evidence, unsupported_claims
 from graph_agent.repair.rule import Case, Fix, Kind, Phase, Trigger, rule
 
@@ -18,10 +18,9 @@ _ROW_CAP = re.compile(r"\b(?:LIMIT|SKIP)\s+\d+", re.IGNORECASE)
 
 def _plain(case: Case) -> str:
     """The rows in plain words (a graph tool's rows: the tool's own rendering of them)."""
+    rows = [list(r) for r in case.rows]
     tool_text = case.state.get("tool_text")
-    if tool_text:
-        return tool_text
-    return plain_answer(list(case.columns), [list(r) for r in case.rows], truncated=case.truncated)
+    return rows_in_words(list(case.columns), rows, truncated=case.truncated, tool_text=tool_text)
 
 
 @rule("answer-denies-rows", A, W, Kind.GUARD)
