@@ -53,12 +53,12 @@ def _no_such_data(state: AgentState, ctx: Context) -> Update:
     return {"outcome": "out_of_scope", "error_kind": None, "answer": answer}
 
 
-def _refused_for_this_channel(state: AgentState, ctx: Context) -> bool:
-    """The last statement was refused for the channel's restrictions (not as a write)."""
-    if state.get("last_stage") != Stage.POLICY or ctx.policy is None:
-        return False
+def _refused_as(state: AgentState, ctx: Context) -> str | None:
+    """Why the policy refused the last statement (its category), or None if it did not."""
+    if state.get("last_stage") != Stage.POLICY:
+        return None
     verdict = check_cypher(state.get("cypher") or "", ctx.policy)
-    return verdict.category in RESTRICTION_CATEGORIES
+    return None if verdict.allowed else verdict.category
 
 
 GIVE_UP_TEXT = {
@@ -90,10 +90,18 @@ async def give_up(state: AgentState, runtime: Runtime[Context]) -> Update:
         kind = "query_timeout" if costly else "attempts_exhausted"
     if kind == "llm_not_configured":
         answer = str(LLMNotConfiguredError())
-    elif kind == "attempts_exhausted" and _refused_for_this_channel(state, runtime.context):
+    elif kind == "attempts_exhausted" and (
+        _refused_as(state, runtime.context) in RESTRICTION_CATEGORIES
+    ):
         answer = (
             "Part of what this needs is not available in this channel, so I didn't look it up. "
             "Ask for specific details by name (names, counts), or ask where that data is shared."
+        )
+    elif kind == "attempts_exhausted" and _refused_as(state, runtime.context) == "cost":
+        answer = (
+            "The queries I came up with for this would have made the database build huge "
+            "lists or strings, so I refused them before they ran. Try asking for a smaller "
+            "piece: a count, a top 10, or one thing by name."
         )
     elif kind == "attempts_exhausted" and state.get("last_stage") == Stage.POLICY:
         answer = (
