@@ -46,6 +46,9 @@ class LLMCall:
     prompt_chars: int
     prompt_tokens: int = 0
     completion_tokens: int = 0
+    cached_tokens: int = 0
+    """Prompt tokens the server answered from its prompt cache (OpenAI-compatible
+    `usage.prompt_tokens_details.cached_tokens`; 0 when the server does not say)."""
     cut_off: bool = False
     """The reply stopped at the token cap (finish_reason "length"): it is incomplete."""
 
@@ -150,6 +153,7 @@ async def call_llm(
         prompt_chars=prompt_chars,
         prompt_tokens=int(usage.get("input_tokens", 0) or 0),
         completion_tokens=int(usage.get("output_tokens", 0) or 0),
+        cached_tokens=int((usage.get("input_token_details") or {}).get("cache_read", 0) or 0),
         cut_off=cut_off,
     )
     logger.debug("LLM %s: %.0f ms, %d prompt chars", step, ms, prompt_chars)

@@ -154,6 +154,8 @@ class AgentResult:
     """The step of each LLM call, in order (guard, generate, evaluate, correct, `…:repair`)."""
     prompt_tokens: int = 0
     completion_tokens: int = 0
+    cached_prompt_tokens: int = 0
+    """Of `prompt_tokens`, those the server read from its prompt cache."""
     timings_ms: dict[str, float] = field(default_factory=dict)
     example_ids: list[int] = field(default_factory=list)
     """Examples shown to generate, or the reused one."""
@@ -228,6 +230,7 @@ def result_from_state(question: str, state: Mapping[str, Any], setup_ms: float) 
         llm_steps=[call.step for call in calls],
         prompt_tokens=sum(call.prompt_tokens for call in calls),
         completion_tokens=sum(call.completion_tokens for call in calls),
+        cached_prompt_tokens=sum(call.cached_tokens for call in calls),
         timings_ms={"setup": setup_ms, **state.get("timings_ms", {})},
         example_ids=example_ids,
         reused_example_id=reused,

@@ -16,6 +16,22 @@ from pydantic import Field, PrivateAttr
 Reply = str | AIMessage | Exception | Callable[[list[BaseMessage]], str]
 
 
+CACHED_PROMPTS = 8
+"""How many earlier prompts the played server's prompt cache keeps."""
+
+
+def common_start(a: str, b: str) -> int:
+    """Length of the longest common start of `a` and `b` (binary search on slices)."""
+    low, high = 0, min(len(a), len(b))
+    while low < high:
+        mid = (low + high + 1) // 2
+        if a[:mid] == b[:mid]:
+            low = mid
+        else:
+            high = mid - 1
+    return low
+
+
 class ScriptNotEnoughRepliesError(AssertionError):
     """The code under test made more LLM calls than the test scripted."""
 
@@ -25,7 +41,12 @@ class ScriptedChatModel(BaseChatModel):
     response_metadata={"finish_reason": "length"}), an exception to raise, or a function of the
     prompt). With `responder`, every call is answered by that function instead (for
     concurrent tests where call order is not fixed). `calls` records each prompt and
-    `call_kwargs` the call options bound to it (max_tokens…)."""
+    `call_kwargs` the call options bound to it (max_tokens…).
+
+    Usage is reported as a server would: about 4 characters a token, and, like llama-server's
+    prompt cache, the prompt's longest common start with any earlier prompt counted as cached
+    (`input_token_details.cache_read`, which langchain-openai fills from the OpenAI-compatible
+    `prompt_tokens_details.cached_tokens`)."""
 
     replies: list[Any] = Field(default_factory=list)
     responder: Callable[[list[BaseMessage]], str] | None = None
@@ -33,6 +54,7 @@ class ScriptedChatModel(BaseChatModel):
     _calls: list[list[BaseMessage]] = PrivateAttr(default_factory=list)
     _kwargs: list[dict[str, Any]] = PrivateAttr(default_factory=list)
     _lock: threading.Lock = PrivateAttr(default_factory=threading.Lock)
+    _seen: list[str] = PrivateAttr(default_factory=list)
 
     @property
     def _llm_type(self) -> str:
@@ -77,6 +99,14 @@ class ScriptedChatModel(BaseChatModel):
             return reply(list(messages))
         return reply
 
+    def _cached_chars(self, prompt: str) -> int:
+        """The longest start `prompt` shares with one of the last few prompts (a server keeps a
+        few in its slots); then remembered."""
+        with self._lock:
+            best = max((common_start(prompt, seen) for seen in self._seen), default=0)
+            self._seen = [*self._seen[-(CACHED_PROMPTS - 1) :], prompt]
+        return best
+
     def _generate(
         self,
         messages: list[BaseMessage],
@@ -90,13 +120,15 @@ class ScriptedChatModel(BaseChatModel):
         if isinstance(scripted, AIMessage):
             return ChatResult(generations=[ChatGeneration(message=scripted)])
         text = scripted
-        prompt_tokens = sum(len(str(m.content)) for m in messages) // 4
+        prompt = "\n".join(str(m.content) for m in messages)
+        prompt_tokens = len(prompt) // 4
         message = AIMessage(
             content=text,
             usage_metadata={
                 "input_tokens": prompt_tokens,
                 "output_tokens": len(text) // 4,
                 "total_tokens": prompt_tokens + len(text) // 4,
+                "input_token_details": {"cache_read": self._cached_chars(prompt) // 4},
             },
         )
         return ChatResult(generations=[ChatGeneration(message=message)])

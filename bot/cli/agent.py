@@ -162,7 +162,8 @@ def print_result(result: AgentResult, *, details: bool = True) -> None:
         console.print(fired)
     console.print(
         f"LLM calls: {result.llm_calls} ({', '.join(result.llm_steps) or 'none'}) · tokens "
-        f"{result.prompt_tokens} in / {result.completion_tokens} out"
+        f"{result.prompt_tokens} in ({result.cached_prompt_tokens} cached) / "
+        f"{result.completion_tokens} out"
     )
     timings = " · ".join(f"{step} {ms:.0f} ms" for step, ms in result.timings_ms.items())
     console.print(f"Time: {result.total_ms:.0f} ms ({timings})")

@@ -176,7 +176,7 @@ def _summary_tables(summary: dict[str, Any]) -> list[Table]:
     )
     for name in (*names, "answer names"):
         runs.add_column(name, justify="left" if name == "run" else "right")
-    for name in ("LLM calls", "tokens in/out", "p50", "p95", "timeouts", "errors"):
+    for name in ("LLM calls", "tokens in/out", "cached in", "p50", "p95", "timeouts", "errors"):
         runs.add_column(name, justify="right")
     for run, s in summary["runs"].items():
         runs.add_row(
@@ -192,6 +192,7 @@ def _summary_tables(summary: dict[str, Any]) -> list[Table]:
             _num(s["mean_llm_calls"], "{:.2f}"),
             f"{_num(s['mean_prompt_tokens'], '{:.0f}')} / "
             f"{_num(s['mean_completion_tokens'], '{:.0f}')}",
+            _pct(s.get("cached_prompt_share")),
             _secs(s["latency_p50_ms"]),
             _secs(s["latency_p95_ms"]),
             str(s["timeouts"]),
@@ -203,7 +204,8 @@ def _summary_tables(summary: dict[str, Any]) -> list[Table]:
         "questions declined; ungrounded: answers that named a number or name the rows do not "
         "hold (replaced by the rows); unconfirmed: answers giving rows the evaluate step doubted "
         "on every attempt (with a caveat); answer names: share of gold values named in the answer text; "
-        "LLM calls and tokens are means per question."
+        "LLM calls and tokens are means per question; cached in: share of prompt tokens the "
+        "server read from its prompt cache, from the second question on."
     )
     tags = Table(title="Strict / relaxed accuracy by tag", title_justify="left")
     tags.add_column("tag")

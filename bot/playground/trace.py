@@ -66,6 +66,7 @@ class Trace:
             "llm_steps": list(result.llm_steps),
             "prompt_tokens": result.prompt_tokens,
             "completion_tokens": result.completion_tokens,
+            "cached_prompt_tokens": result.cached_prompt_tokens,
             "timings_ms": {k: round(v, 1) for k, v in result.timings_ms.items()},
             "total_ms": round(result.total_ms, 1),
             "example_ids": list(result.example_ids),

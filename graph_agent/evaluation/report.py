@@ -34,6 +34,17 @@ def _mean(values: Iterable[float | int | None]) -> float | None:
     return statistics.fmean(kept) if kept else None
 
 
+def cached_share(records: Sequence[dict[str, Any]]) -> float | None:
+    """Share of prompt tokens the server read from its prompt cache, over the second and later
+    questions of a run (the first one fills the cache); None when the server reported none."""
+    later = records[1:]
+    prompt = sum(int(r.get("prompt_tokens") or 0) for r in later)
+    cached = sum(int(r.get("cached_prompt_tokens") or 0) for r in later)
+    if not prompt or not any("cached_prompt_tokens" in r for r in later):
+        return None
+    return cached / prompt
+
+
 def run_stats(records: Sequence[dict[str, Any]]) -> dict[str, Any]:
     """Accuracy, cost and latency of one run's records; graph tool items (the tool that should
     answer, how often it did) and "did you mean" items on their own too.
@@ -76,6 +87,7 @@ def run_stats(records: Sequence[dict[str, Any]]) -> dict[str, Any]:
         "mean_attempts": _mean(r.get("attempts") for r in records),
         "mean_prompt_tokens": _mean(r.get("prompt_tokens") for r in records),
         "mean_completion_tokens": _mean(r.get("completion_tokens") for r in records),
+        "cached_prompt_share": cached_share(records),
         "total_tokens": sum(
             int(r.get("prompt_tokens") or 0) + int(r.get("completion_tokens") or 0) for r in records
         ),

@@ -189,6 +189,7 @@ def score_record(
             llm_steps=result.llm_steps,
             prompt_tokens=result.prompt_tokens,
             completion_tokens=result.completion_tokens,
+            cached_prompt_tokens=result.cached_prompt_tokens,
             reused_example=result.reused_example_id is not None,
             ungrounded=result.ungrounded,
             unconfirmed=result.unconfirmed,

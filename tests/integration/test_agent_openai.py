@@ -75,6 +75,19 @@ def test_cli_ask_answers_through_http_and_retries_a_500(cli_env: None, fake: Fak
     assert all(r["temperature"] == 0 for r in fake.requests)
 
 
+def test_the_servers_cached_prompt_tokens_reach_the_result(cli_env: None, fake: FakeOpenAI) -> None:
+    """`usage.prompt_tokens_details.cached_tokens` (llama-server, vLLM, OpenAI) → langchain-openai
+    → the result: a second question repeats each step's stable start, which the server caches."""
+    results = []
+    for question in ("Which teams have the most people?", "Which teams are the biggest?"):
+        outcome = CliRunner().invoke(bot.cli.app, ["ask", question, "--json", "--no-memory"])
+        assert outcome.exit_code == 0, outcome.output
+        results.append(json.loads(outcome.stdout))
+    first, second = results
+    assert first["cached_prompt_tokens"] < first["prompt_tokens"] / 2, first
+    assert second["cached_prompt_tokens"] > second["prompt_tokens"] / 2, second
+
+
 def test_cli_ask_prints_answer_cypher_rows_and_timings(cli_env: None) -> None:
     outcome = CliRunner().invoke(
         bot.cli.app, ["ask", "Which teams have the most people?", "--no-memory"]

@@ -11,6 +11,8 @@ from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
+from rig.scripted_llm import common_start
+
 Messages = list[dict[str, Any]]
 
 
@@ -37,6 +39,7 @@ class FakeOpenAI:
     model: str = "fake"
     _lock: threading.Lock = field(default_factory=threading.Lock)
     _server: ThreadingHTTPServer | None = None
+    _answered: list[str] = field(default_factory=list)
 
     @property
     def base_url(self) -> str:
@@ -93,7 +96,12 @@ class FakeOpenAI:
                 _send(handler, failure.status, {"error": {"message": "scripted failure"}})
                 return
         text = self.reply_for(body.get("messages", []))
-        prompt_tokens = sum(len(str(m.get("content", ""))) for m in body["messages"]) // 4
+        prompt = "\n".join(str(m.get("content", "")) for m in body["messages"])
+        prompt_tokens = len(prompt) // 4
+        # Like llama-server's prompt cache: the start shared with an earlier answered prompt.
+        with self._lock:
+            cached = max((common_start(prompt, seen) for seen in self._answered), default=0)
+            self._answered.append(prompt)
         # Like a real server: stop at the cap (4 characters a token here) and say so.
         cap = body.get("max_completion_tokens") or body.get("max_tokens")
         finish_reason = "stop"
@@ -118,6 +126,7 @@ class FakeOpenAI:
                     "prompt_tokens": prompt_tokens,
                     "completion_tokens": len(text) // 4,
                     "total_tokens": prompt_tokens + len(text) // 4,
+                    "prompt_tokens_details": {"cached_tokens": cached // 4},
                 },
             },
         )

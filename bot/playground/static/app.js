@@ -485,7 +485,7 @@ function traceView(data) {
   }
   out.append(el("h3", { text: `LLM calls (${run.llm_calls})` }));
   out.append(el("p", {}, run.llm_calls
-    ? `${run.llm_steps.join(" → ")} · ${run.prompt_tokens.toLocaleString()} prompt + ${run.completion_tokens.toLocaleString()} completion tokens`
+    ? `${run.llm_steps.join(" → ")} · ${run.prompt_tokens.toLocaleString()} prompt (${(run.cached_prompt_tokens || 0).toLocaleString()} cached) + ${run.completion_tokens.toLocaleString()} completion tokens`
     : "None: no model was needed."));
   out.append(el("h3", { text: `Timings (${Math.round(run.total_ms).toLocaleString()} ms in all)` }));
   const timings = el("table", { class: "timings" }, el("tbody", {},
