@@ -47,11 +47,11 @@ class Context:
         """Seconds left before the question's deadline."""
         return self.deadline - time.monotonic()
 
-    def progress(self, step: str, text: str, attempt: int = 1) -> None:
+    def progress(self, step: str, text: str, attempt: int = 1, *, preview: str = "") -> None:
         """Tell the caller a step is starting; a failing callback never breaks the run."""
         if self.on_progress is None:
             return
         try:
-            self.on_progress(ProgressEvent(step=step, text=text, attempt=attempt))
+            self.on_progress(ProgressEvent(step=step, text=text, attempt=attempt, preview=preview))
         except Exception:  # the Slack status update is best effort
             logger.warning("progress callback failed", exc_info=True)

@@ -23,6 +23,10 @@ class ProgressEvent:
     text: str
     """E.g. "Writing a query…", "Running it (attempt 2)…"."""
     attempt: int = 1
+    preview: str = ""
+    """What the rows say, before the model has judged and worded them (evaluate only, when a
+    model call follows): shown at once, then replaced by the answer. Rows that passed every
+    check and the channel's redaction, rendered without a model."""
 
 
 ProgressCallback = Callable[[ProgressEvent], None]

@@ -35,7 +35,6 @@ def _evaluation(reply: str) -> Evaluation:
 async def evaluate(state: AgentState, runtime: Runtime[Context]) -> Update:
     """Judge whether the rows answer the question and, if so, write the answer (one LLM call)."""
     ctx = runtime.context
-    ctx.progress("evaluate", "Reading the results…", state["attempt_count"])
     cypher, columns, rows = state["cypher"], state.get("columns", []), state.get("rows", [])
     truncated = state.get("truncated", False)
     calls: list[LLMCall] = []
@@ -46,7 +45,15 @@ async def evaluate(state: AgentState, runtime: Runtime[Context]) -> Update:
     tool_text = state.get("tool_text")
     plain = plain or bool(tool_text and not ctx.config.word_tool_answers)
     plain_text = rows_in_words(columns, rows, truncated=truncated, tool_text=tool_text)
-    if ctx.llms is None or plain:
+    model_call = ctx.llms is not None and not plain
+    # Rows first: while the model judges and words them, the person already sees what they say.
+    ctx.progress(
+        "evaluate",
+        "Reading the results…",
+        state["attempt_count"],
+        preview=plain_text if model_call and rows else "",
+    )
+    if ctx.llms is None or not model_call:
         verdict = Evaluation(answers_question=True, answer=plain_text)
     else:
         text, shown = prompts.render_rows(

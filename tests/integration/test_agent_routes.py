@@ -81,6 +81,39 @@ def test_happy_path_makes_exactly_three_llm_calls(spy: SpyDB, store: InMemoryExa
     assert not result.self_healed and store.examples == []
 
 
+def test_the_rows_are_shown_before_the_model_words_them(
+    spy: SpyDB, store: InMemoryExampleStore
+) -> None:
+    """Rows first (issue 29): the evaluate step's progress event carries the rows in words,
+    sent before its model call, so Slack can show them while the answer is written."""
+    events: list[ProgressEvent] = []
+    seen_at_evaluate: list[list[ProgressEvent]] = []
+
+    def evaluate(_messages: Any) -> str:
+        seen_at_evaluate.append(list(events))
+        return evaluation_reply(answer="Notifications, Mobile and Checkout have 11 people each.")
+
+    model = ScriptedChatModel(replies=[guard_reply(), cypher_reply(TEAM_SIZES), evaluate])
+    result = make_agent(spy, model, store).run(
+        "Which teams have the most people?", on_progress=events.append
+    )
+    assert result.outcome == "answered"
+    [before_call] = seen_at_evaluate
+    preview = before_call[-1]
+    assert preview.step == "evaluate" and "Notifications" in preview.preview, preview
+    assert [e.preview for e in events if e.step != "evaluate"] == ["", "", "", ""]
+
+
+def test_no_preview_when_no_model_call_follows(spy: SpyDB, store: InMemoryExampleStore) -> None:
+    model = ScriptedChatModel(replies=[guard_reply(), cypher_reply(TEAM_SIZES)])
+    events: list[ProgressEvent] = []
+    result = make_agent(spy, model, store, evaluate_plain_rows=False).run(
+        "Which teams have the most people?", on_progress=events.append
+    )
+    assert result.outcome == "answered" and result.llm_steps == ["guard", "generate"]
+    assert all(e.preview == "" for e in events), events
+
+
 def test_no_history_means_no_rewrite(spy: SpyDB, store: InMemoryExampleStore) -> None:
     model = ScriptedChatModel(
         replies=[
