@@ -2,7 +2,8 @@
 Vega-Lite spec, a PNG or SVG rendered locally by vl-convert (no browser, no network, no LLM).
 
 `decide` is pure: columns and rows in, a chart kind (or the reason for none) out. `spec` builds
-the Vega-Lite description, `render_png`/`render_svg` draw it in a child process (`Drawer`).
+the Vega-Lite description, `render_png`/`render_svg` draw it in a child process (`Drawer`),
+which draws Vega specs too (the route pictures of bot/path_image.py).
 Everything here works on the rows a person may see (already redacted for the channel) and never
 touches the graph.
 """
@@ -264,6 +265,11 @@ def alt_text(
     return f"{kind[decision.kind or 'bar']} for “{question.strip()[:120]}”: {first}{more}."[:1000]
 
 
+def is_vega(chart_spec: dict[str, Any]) -> bool:
+    """Whether a spec is Vega (its `$schema` says so) rather than Vega-Lite."""
+    return "/schema/vega/" in str(chart_spec.get("$schema", ""))
+
+
 class ChartError(RuntimeError):
     """A chart could not be drawn (too slow, the drawing process died, vl-convert refused)."""
 
@@ -287,10 +293,12 @@ def serve_drawings() -> None:
             return
         answer: tuple[str, bytes | str]
         try:
+            # Vega for the route pictures (bot/path_image.py), Vega-Lite for the charts.
+            vega = is_vega(chart_spec)
+            to_png = vl_convert.vega_to_png if vega else vl_convert.vegalite_to_png
+            to_svg = vl_convert.vega_to_svg if vega else vl_convert.vegalite_to_svg
             drawn: bytes | str = (
-                vl_convert.vegalite_to_png(chart_spec, scale=scale)
-                if fmt == "png"
-                else vl_convert.vegalite_to_svg(chart_spec)
+                to_png(chart_spec, scale=scale) if fmt == "png" else to_svg(chart_spec)
             )
             answer = ("ok", drawn)
         except Exception as exc:  # vl-convert's errors come back as the answer

@@ -10,7 +10,7 @@ from typing import Protocol
 from slack_sdk import WebClient
 from slack_sdk.errors import SlackApiError
 
-from bot import charts
+from bot import charts, path_image
 from bot.settings import Settings
 from bot.slack import render
 from bot.slack.delivery import Delivery
@@ -245,7 +245,10 @@ def answer(deps: BotDeps, client: WebClient, incoming: Incoming) -> None:
     if message.csv is not None:
         _upload_csv(client, question, message)
     if settings.charts == "auto" and result.outcome == "answered" and result.rows:
-        _upload_chart(client, question, result)
+        if result.tool == "connection":
+            _upload_route_image(client, question, result)
+        else:
+            _upload_chart(client, question, result)
 
 
 ATTACHMENTS_NOTE = "_I don't read attached files: this answers the text of your message._"
@@ -351,6 +354,30 @@ def _upload_chart(client: WebClient, incoming: Incoming, result: AgentResult) ->
         filename="chart.png",
         # Plain text in Slack: no formatting to defuse, but no bidi controls or line breaks.
         title=render.truncate(render.shown(title, "plain"), 80),
+        alt_txt=render.shown(drawn.alt_text, "plain"),
+    )
+
+
+def _upload_route_image(client: WebClient, incoming: Incoming, result: AgentResult) -> None:
+    """A connection answer's routes as a picture, after the text in the same thread, when a
+    route is longer than two hops. Drawn from the rows the answer was made from (already
+    redacted for the channel), in the chart process with its time bound; any failure is logged
+    and costs only the picture."""
+    try:
+        drawn = path_image.image_for(result.columns, result.rows)
+    except Exception:
+        logger.warning("no route picture for %s", incoming.conversation, exc_info=True)
+        return
+    if drawn is None:
+        return
+    call(
+        client,
+        "files_upload_v2",
+        channel=incoming.channel,
+        thread_ts=incoming.thread_ts,
+        content=drawn.png,
+        filename="routes.png",
+        title=render.truncate(render.shown(drawn.title, "plain"), 80),
         alt_txt=render.shown(drawn.alt_text, "plain"),
     )
 
