@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from guardrails import Token, tokenize
+from guardrails import Token, enclosing, matching_close, tokenize
 
 _CASE_FUNCTIONS = frozenset({"TOLOWER", "TOUPPER", "LOWER", "UPPER"})
 _CALLS = ("COLLECT", "COUNT", "EXISTS", "ANY", "ALL", "NONE", "SINGLE", "SHORTEST")
@@ -129,23 +129,15 @@ def _sites(tokens: list[Token]) -> list[_Site]:
 def _enclosing_opener(tokens: list[Token], brace: int) -> bool:
     """True when the nearest unclosed bracket before `brace` opens a node pattern `(` (not a
     call such as `collect(`) or a relationship pattern `-[`."""
-    depth = 0
-    for j in range(brace - 1, -1, -1):
-        tok = tokens[j]
-        if tok.is_punct(")", "]", "}"):
-            depth += 1
-        elif tok.is_punct("(", "[", "{"):
-            if depth:
-                depth -= 1
-                continue
-            before = tokens[j - 1] if j else None
-            if tok.is_punct("["):
-                return before is not None and before.is_punct("-")
-            is_call = before is not None and (
-                before.kind == "identifier" or before.is_keyword(*_CALLS)
-            )
-            return tok.is_punct("(") and not is_call
-    return False
+    j = next(enclosing(tokens, brace), None)
+    if j is None:
+        return False
+    tok = tokens[j]
+    before = tokens[j - 1] if j else None
+    if tok.is_punct("["):
+        return before is not None and before.is_punct("-")
+    is_call = before is not None and (before.kind == "identifier" or before.is_keyword(*_CALLS))
+    return tok.is_punct("(") and not is_call
 
 
 def _comparison(tokens: list[Token], eq: int, bindings: dict[str, str]) -> list[_Site]:
@@ -181,26 +173,11 @@ def filtered_node(cypher: str, label: str, prop: str, value: str) -> tuple[int, 
         if site.literal.value != value:
             continue
         i = next(k for k, tok in enumerate(tokens) if tok.position == site.literal.position)
-        depth, open_at = 0, None
-        for k in range(i - 1, -1, -1):
-            if tokens[k].is_punct(")", "}", "]"):
-                depth += 1
-            elif tokens[k].is_punct("(", "{", "["):
-                if depth == 0 and tokens[k].is_punct("("):
-                    open_at = k
-                    break
-                depth = max(depth - 1, 0)
-        if open_at is None:
+        open_at = next((k for k in enclosing(tokens, i) if tokens[k].is_punct("(")), None)
+        close = None if open_at is None else matching_close(tokens, open_at)
+        if open_at is None or close is None:
             return None
-        depth = 0
-        for k in range(open_at + 1, len(tokens)):
-            if tokens[k].is_punct("(", "{", "["):
-                depth += 1
-            elif tokens[k].is_punct(")", "}", "]"):
-                if depth == 0:
-                    var = tokens[open_at + 1]
-                    named = var.is_name and tokens[open_at + 2].is_punct(":")
-                    return tokens[open_at].position, tokens[k].end, var.name if named else ""
-                depth -= 1
-        return None
+        var = tokens[open_at + 1]
+        named = var.is_name and tokens[open_at + 2].is_punct(":")
+        return tokens[open_at].position, tokens[close].end, var.name if named else ""
     return None

@@ -7,7 +7,15 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from graph_agent.graphdb.protocol import GraphSchema, LabelInfo, RelPattern
-from guardrails import ReferencedNames, Token, referenced_names, stem, tokenize
+from guardrails import (
+    ReferencedNames,
+    Token,
+    matching_close,
+    nesting,
+    referenced_names,
+    stem,
+    tokenize,
+)
 
 
 @dataclass
@@ -269,24 +277,14 @@ def _rel_groups(tokens: list[Token]) -> list[tuple[list[str], list[Token], list[
             left.insert(0, tokens[i - 2])
         elif not (i >= 2 and tokens[i - 2].is_punct(")")):
             continue
-        depth, k, rel_types = 0, i, []
-        while k < len(tokens):
-            if tokens[k].is_punct("["):
-                depth += 1
-            elif tokens[k].is_punct("]"):
-                depth -= 1
-                if depth == 0:
-                    break
-            elif (
-                tokens[k].is_punct(":", "|")
-                and depth == 1
-                and k + 1 < len(tokens)
-                and tokens[k + 1].is_name
-            ):
-                rel_types.append(tokens[k + 1].value)
-            k += 1
-        if k + 1 >= len(tokens) or not tokens[k + 1].is_punct("-"):
+        k = matching_close(tokens, i)
+        if k is None or k + 1 >= len(tokens) or not tokens[k + 1].is_punct("-"):
             continue
+        rel_types = [
+            tokens[j + 1].value
+            for j, tok, depth in nesting(tokens, i + 1, k)
+            if depth == 0 and tok.is_punct(":", "|") and tokens[j + 1].is_name
+        ]
         right = [tokens[k + 1]]
         if k + 2 < len(tokens) and tokens[k + 2].is_punct(">"):
             right.append(tokens[k + 2])

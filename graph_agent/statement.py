@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Collection, Sequence
 from dataclasses import dataclass
 
-from guardrails import Token, tokenize
+from guardrails import Token, matching_close, nesting, split_top_level, tokenize
 
 AGGREGATES = frozenset(
     {"COUNT", "SUM", "AVG", "MIN", "MAX", "COLLECT", "STDEV", "STDEVP", "PERCENTILECONT",
@@ -30,19 +30,27 @@ CLAUSE_KEYWORDS = (
 )  # fmt: skip
 
 
+def forgiving_depths(tokens: Sequence[Token]) -> list[int]:
+    """The bracket depth of each token as `nesting` walks it, except that a stray closing
+    bracket is ignored instead of taking the rest of the statement below 0: a rule reads the
+    clauses the model meant in `MATCH (a)) RETURN a`, and the engine will still refuse it."""
+    lowest, depths = 0, []
+    for _, _, depth in nesting(tokens):
+        lowest = min(lowest, depth)
+        depths.append(depth - lowest)
+    return depths
+
+
 def top_level_clauses(tokens: Sequence[Token]) -> list[int]:
     """Indexes of the top-level clause keywords (not `STARTS WITH`, nothing in brackets)."""
-    found, depth = [], 0
-    for i, tok in enumerate(tokens):
-        if tok.is_punct("(", "[", "{"):
-            depth += 1
-        elif tok.is_punct(")", "]", "}"):
-            depth = max(depth - 1, 0)
-        elif depth == 0 and tok.is_keyword(*CLAUSE_KEYWORDS):
-            if tok.is_keyword("WITH") and i and tokens[i - 1].is_keyword("STARTS", "ENDS"):
-                continue
-            found.append(i)
-    return found
+    depths = forgiving_depths(tokens)
+    return [
+        i
+        for i, tok in enumerate(tokens)
+        if depths[i] == 0
+        and tok.is_keyword(*CLAUSE_KEYWORDS)
+        and not (tok.is_keyword("WITH") and i and tokens[i - 1].is_keyword("STARTS", "ENDS"))
+    ]
 
 
 def fresh_variable(label: str, taken: Collection[str]) -> str:
@@ -67,54 +75,26 @@ def needs_limit(cypher: str) -> bool:
 def _branches(tokens: list[Token]) -> list[tuple[int, int]]:
     """(first, end) token ranges of the parts of a top-level UNION (one range without UNION)."""
     ranges: list[tuple[int, int]] = []
-    depth = 0
     start = 0
-    i = 0
-    while i < len(tokens):
-        tok = tokens[i]
-        if tok.is_punct("(", "[", "{"):
-            depth += 1
-        elif tok.is_punct(")", "]", "}"):
-            depth -= 1
-        elif depth == 0 and tok.is_keyword("UNION"):
+    for i, tok, depth in nesting(tokens):
+        if depth == 0 and tok.is_keyword("UNION"):
             ranges.append((start, i))
-            if i + 1 < len(tokens) and tokens[i + 1].is_keyword("ALL"):
-                i += 1
-            start = i + 1
-        i += 1
+            start = i + 2 if i + 1 < len(tokens) and tokens[i + 1].is_keyword("ALL") else i + 1
     ranges.append((start, len(tokens)))
     return ranges
 
 
 def _single_row(items: list[Token]) -> bool:
     """True when every top-level item of a RETURN is one aggregate call (`count(x) AS n`)."""
-    item: list[Token] = []
-    groups: list[list[Token]] = []
-    depth = 0
-    for tok in items:
-        if tok.is_punct("(", "[", "{"):
-            depth += 1
-        elif tok.is_punct(")", "]", "}"):
-            depth -= 1
-        if depth == 0 and tok.is_punct(","):
-            groups.append(item)
-            item = []
-        else:
-            item.append(tok)
-    groups.append(item)
-    for group in groups:
+    for a, b in split_top_level(items, 0, len(items)):
+        group = items[a:b]
         if len(group) > 1 and group[0].is_keyword("DISTINCT"):
             group = group[1:]
         if len(group) < 3 or group[0].text.upper() not in AGGREGATES:
             return False
         if not group[1].is_punct("("):
             return False
-        depth, close = 0, None
-        for k, tok in enumerate(group[1:], start=1):
-            depth += tok.is_punct("(", "[", "{") - tok.is_punct(")", "]", "}")
-            if depth == 0:
-                close = k
-                break
+        close = matching_close(group, 1)
         rest = group[close + 1 :] if close is not None else [group[0]]
         if rest and not (len(rest) == 2 and rest[0].is_keyword("AS") and rest[1].is_name):
             return False
@@ -125,20 +105,16 @@ def _cap_branch(
     tokens: list[Token], first: int, end: int, limit: int
 ) -> tuple[int, int, str] | None:
     """The edit that caps one UNION part's final RETURN at `limit` rows, or None when it is."""
-    depth = 0
     final_return = None
     final_limit = None
-    for i in range(first, end):
-        tok = tokens[i]
-        if tok.is_punct("(", "[", "{"):
-            depth += 1
-        elif tok.is_punct(")", "]", "}"):
-            depth -= 1
-        elif depth == 0 and tok.is_keyword("RETURN"):
+    for i, tok, depth in nesting(tokens, first, end):
+        if depth != 0:
+            continue
+        if tok.is_keyword("RETURN"):
             final_return, final_limit = i, None
-        elif depth == 0 and tok.is_keyword("LIMIT") and final_return is not None:
+        elif tok.is_keyword("LIMIT") and final_return is not None:
             final_limit = i
-        elif depth == 0 and tok.is_keyword("WITH", "UNWIND", "MATCH", "CALL", "OPTIONAL"):
+        elif tok.is_keyword("WITH", "UNWIND", "MATCH", "CALL", "OPTIONAL"):
             final_return = final_limit = None
     if final_return is None or end <= first:
         return None  # a standalone CALL: the adapters' row caps apply
@@ -204,15 +180,8 @@ class Statement:
     def __init__(self, cypher: str) -> None:
         self.text = cypher
         self.tokens = tokenize(cypher)
-        depth, depths = 0, []
-        for tok in self.tokens:
-            if tok.is_punct(")", "]", "}"):
-                depth = max(depth - 1, 0)
-            depths.append(depth)
-            if tok.is_punct("(", "[", "{"):
-                depth += 1
-        self.depths = depths
-        """Bracket depth of each token (an opening bracket is at the depth outside it)."""
+        self.depths = forgiving_depths(self.tokens)
+        """Bracket depth of each token (see `forgiving_depths`)."""
         self.clauses = top_level_clauses(self.tokens)
 
     def keyword_at(self, clause: int) -> str:

@@ -2,8 +2,9 @@
 
 What the agent (graph_agent/) may use is exported here, and only here
 (tests/unit/test_import_graph.py): the read-only policy, the row redaction, the reply and
-question checks, and the Cypher room the policy and the repair rules share (the tokenizer and
-the names a statement references) with the one word helper (stem, camel-case parts).
+question checks, and the Cypher room the policy and the repair rules share (the tokenizer, the
+bracket walks and the names a statement references) with the one word helper (stem, camel-case
+parts).
 """
 
 from guardrails.cypher_policy import (
@@ -13,7 +14,16 @@ from guardrails.cypher_policy import (
     check_cypher,
     fold_word,
 )
-from guardrails.cypher_tokens import ReferencedNames, Token, referenced_names, tokenize
+from guardrails.cypher_tokens import (
+    ReferencedNames,
+    Token,
+    enclosing,
+    matching_close,
+    nesting,
+    referenced_names,
+    split_top_level,
+    tokenize,
+)
 from guardrails.extract import extract_cypher
 from guardrails.intent import asks_for_a_task, asks_to_change
 from guardrails.plan_check import plan_problem
@@ -42,10 +52,13 @@ __all__ = [
     "asks_to_change",
     "check_cypher",
     "content_words",
+    "enclosing",
     "extract_cypher",
     "fallback_decision",
     "fold_word",
+    "matching_close",
     "name_words",
+    "nesting",
     "parse_decision",
     "parse_json_object",
     "plan_problem",
@@ -53,6 +66,7 @@ __all__ = [
     "referenced_names",
     "relevance",
     "split_name",
+    "split_top_level",
     "stem",
     "tokenize",
 ]

@@ -29,7 +29,7 @@ import logging
 import math
 from dataclasses import dataclass
 
-from guardrails.cypher_tokens import Token
+from guardrails.cypher_tokens import Token, matching_close, nesting, split_top_level
 
 logger = logging.getLogger(__name__)
 
@@ -166,27 +166,11 @@ def constant_value(tokens: list[Token]) -> float | None:
 
 
 def _call_arguments(tokens: list[Token], open_idx: int) -> tuple[list[list[Token]], int]:
-    """Top-level comma-separated arguments of the call whose "(" is at open_idx, and the ")"."""
-    args: list[list[Token]] = [[]]
-    depth = 0
-    j = open_idx
-    while j < len(tokens):
-        tok = tokens[j]
-        if tok.is_punct("(", "[", "{"):
-            depth += 1
-            if depth > 1:
-                args[-1].append(tok)
-        elif tok.is_punct(")", "]", "}"):
-            depth -= 1
-            if depth == 0:
-                return args, j
-            args[-1].append(tok)
-        elif tok.is_punct(",") and depth == 1:
-            args.append([])
-        elif depth >= 1:
-            args[-1].append(tok)
-        j += 1
-    return args, len(tokens)
+    """Top-level comma-separated arguments of the call whose "(" is at open_idx, and the ")"
+    (len(tokens) when it is not closed)."""
+    close = matching_close(tokens, open_idx)
+    end = len(tokens) if close is None else close
+    return [tokens[a:b] for a, b in split_top_level(tokens, open_idx + 1, end)], end
 
 
 def _is_function(tokens: list[Token], i: int, name: str) -> bool:
@@ -216,15 +200,9 @@ def range_size(args: list[list[Token]]) -> float | None:
 
 def _depth_zero(tokens: list[Token], *texts: str) -> int | None:
     """Index of the first punctuation in texts outside any bracket of `tokens`, or None."""
-    depth = 0
-    for k, tok in enumerate(tokens):
-        if tok.is_punct("(", "[", "{"):
-            depth += 1
-        elif tok.is_punct(")", "]", "}"):
-            depth -= 1
-        elif depth == 0 and tok.is_punct(*texts):
-            return k
-    return None
+    return next(
+        (k for k, tok, depth in nesting(tokens) if depth == 0 and tok.is_punct(*texts)), None
+    )
 
 
 _COMPARISONS = ("<", ">", "<=", ">=", "=", "<>", "!=")
@@ -362,18 +340,15 @@ def _iteration_source(tokens: list[Token], open_idx: int, end: int) -> tuple[int
     if not (j + 1 < end and tokens[j].is_name and tokens[j + 1].is_keyword("IN")):
         return None
     start = j + 2
-    depth = 0
-    k = start
-    while k < end:
-        tok = tokens[k]
-        if tok.is_punct("(", "[", "{"):
-            depth += 1
-        elif tok.is_punct(")", "]", "}"):
-            depth -= 1
-        elif depth == 0 and (tok.is_punct("|") or tok.is_keyword("WHERE")):
-            break
-        k += 1
-    return start, k
+    stop = next(
+        (
+            k
+            for k, tok, depth in nesting(tokens, start, end)
+            if depth == 0 and (tok.is_punct("|") or tok.is_keyword("WHERE"))
+        ),
+        end,
+    )
+    return start, stop
 
 
 def _list_size(tokens: list[Token], start: int, end: int, max_list: int) -> float:
@@ -389,16 +364,7 @@ def _list_size(tokens: list[Token], start: int, end: int, max_list: int) -> floa
         if not inner:
             return 0.0
         if not (len(inner) > 1 and inner[1].is_keyword("IN")) and _depth_zero(inner, "|") is None:
-            depth = 0
-            commas = 0
-            for tok in inner:
-                if tok.is_punct("(", "[", "{"):
-                    depth += 1
-                elif tok.is_punct(")", "]", "}"):
-                    depth -= 1
-                elif depth == 0 and tok.is_punct(","):
-                    commas += 1
-            return float(commas + 1)
+            return float(len(split_top_level(inner, 0, len(inner))))
     return float(max_list)
 
 
@@ -429,14 +395,11 @@ def _pattern_parts(tokens: list[Token]) -> list[list[set[str]]]:
     A WITH starts a new part whose first "pattern" is every name the WITH carries (together:
     a count carried on is one row, and carried nodes were already counted before it)."""
     segments: list[list[set[str]]] = [[]]
-    depth, in_match, i = 0, False, 0
+    in_match = False
     part: set[str] | None = None
     carried: set[str] | None = None
-    while i < len(tokens):
-        tok = tokens[i]
-        if tok.is_punct(")", "]", "}"):
-            depth -= 1
-        elif depth == 0 and tok.is_keyword("UNION"):
+    for i, tok, depth in nesting(tokens):
+        if depth == 0 and tok.is_keyword("UNION"):
             segments.append([])
             in_match, part, carried = False, None, None
         elif (
@@ -461,9 +424,6 @@ def _pattern_parts(tokens: list[Token]) -> list[list[set[str]]]:
             part.add(nxt.name if named and nxt is not None else f"#{i}")
         elif carried is not None and tok.is_name:
             carried.add(tok.name)
-        if tok.is_punct("(", "[", "{"):
-            depth += 1
-        i += 1
     return [[p for p in segment if p] for segment in segments]
 
 

@@ -45,7 +45,7 @@ from fnmatch import fnmatchcase
 
 from guardrails.cypher_bindings import binding_problem
 from guardrails.cypher_cost import cost_problem
-from guardrails.cypher_tokens import KEYWORDS, Token, referenced_names, tokenize
+from guardrails.cypher_tokens import KEYWORDS, Token, nesting, referenced_names, tokenize
 
 logger = logging.getLogger(__name__)
 
@@ -723,22 +723,14 @@ def _alias_entities(tokens: list[Token], found: _Entities, layout: _Layout) -> N
 
 def _expression_start(tokens: list[Token], as_index: int) -> int:
     """Index of the first token of the projection item that ends at the AS at as_index."""
-    depth = 0
-    j = as_index - 1
-    while j >= 0:
-        tok = tokens[j]
-        if tok.is_punct(")", "]", "}"):
-            depth += 1
-        elif tok.is_punct("(", "[", "{"):
-            if depth == 0:
-                return j + 1
-            depth -= 1
-        elif depth == 0 and (
+    for j, tok, depth in nesting(tokens, 0, as_index, backward=True):
+        if depth < 0:
+            return j + 1  # the bracket the item is in
+        if depth == 0 and (
             tok.is_punct(",")
             or (tok.is_word and fold_word(tok.text) in _CLAUSE_STARTS | {"DISTINCT"})
         ):
             return j + 1
-        j -= 1
     return 0
 
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import logging
 import unicodedata
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Literal
 
@@ -298,6 +299,76 @@ def _dot_starts_number(tokens: list[Token]) -> bool:
     return not (prev.is_name or prev.kind == "parameter" or prev.is_punct(")", "]", "}"))
 
 
+# --- bracket walks ----------------------------------------------------------------------------
+# Every reader of a statement's shape walks brackets the same way, here: the three kinds count
+# together (a statement the engine accepts pairs them properly; one it rejects is read as
+# best it can be), and a bracket stands at the depth outside it.
+
+_OPENING = ("(", "[", "{")
+_CLOSING = (")", "]", "}")
+
+
+def nesting(
+    tokens: Sequence[Token], first: int = 0, end: int | None = None, *, backward: bool = False
+) -> Iterator[tuple[int, Token, int]]:
+    """(index, token, bracket depth) for each token of tokens[first:end], in order, or from
+    the last one back with `backward`.
+
+    The depth counts the brackets opened since the walk began and not yet closed; a bracket
+    is at the depth outside it, so walking `f(a, [b])` gives `f`, `(` and `)` depth 0, `a`,
+    `,` and `[` depth 1, `b` depth 2. A bracket the walk did not see open (a stray `)`;
+    walking backward, the `(` of a group around the range) takes the depth below 0, so
+    nothing after it reads as top level.
+    """
+    stop = len(tokens) if end is None else end
+    opens, closes = (_CLOSING, _OPENING) if backward else (_OPENING, _CLOSING)
+    depth = 0
+    for i in range(stop - 1, first - 1, -1) if backward else range(first, stop):
+        tok = tokens[i]
+        if tok.is_punct(*closes):
+            depth -= 1
+            yield i, tok, depth
+        else:
+            yield i, tok, depth
+            if tok.is_punct(*opens):
+                depth += 1
+
+
+def matching_close(tokens: Sequence[Token], open_idx: int) -> int | None:
+    """Index of the bracket that closes the one opened at `open_idx`, or None."""
+    return next((i for i, _, depth in nesting(tokens, open_idx + 1) if depth < 0), None)
+
+
+def matching_open(tokens: Sequence[Token], close_idx: int) -> int | None:
+    """Index of the bracket that the one at `close_idx` closes, or None."""
+    return next(
+        (i for i, _, depth in nesting(tokens, 0, close_idx, backward=True) if depth < 0), None
+    )
+
+
+def enclosing(tokens: Sequence[Token], at: int) -> Iterator[int]:
+    """Indexes of the opening brackets around the token at `at`, innermost first."""
+    lowest = 0
+    for i, _, depth in nesting(tokens, 0, at, backward=True):
+        if depth < lowest:
+            lowest = depth
+            yield i
+
+
+def split_top_level(
+    tokens: Sequence[Token], first: int, end: int, separator: str = ","
+) -> list[tuple[int, int]]:
+    """The [start, end) ranges of tokens[first:end] between separators outside any bracket
+    opened in it: `a, f(b, c), d` gives three. Always at least one range, possibly empty."""
+    parts, start = [], first
+    for i, tok, depth in nesting(tokens, first, end):
+        if depth == 0 and tok.is_punct(separator):
+            parts.append((start, i))
+            start = i + 1
+    parts.append((start, end))
+    return parts
+
+
 @dataclass
 class ReferencedNames:
     """The names a query mentions, for schema validation and per-channel restrictions."""
@@ -357,22 +428,14 @@ def _bracket_kinds(tokens: list[Token]) -> list[str]:
 def _label_names_after(tokens: list[Token], colon: int) -> tuple[list[str], int]:
     """Names in a label/type expression starting after the ':' at `colon`: (names, next index)."""
     names: list[str] = []
-    j = colon + 1
-    depth = 0
-    while j < len(tokens):
-        tok = tokens[j]
+    for j, tok, depth in nesting(tokens, colon + 1):
+        if depth < 0:
+            return names, j  # the `)` of a group the expression is in
         if tok.is_name and (j == colon + 1 or tokens[j - 1].is_punct(*_LABEL_EXPR_PUNCT)):
             names.append(tok.name)
-        elif tok.is_punct("("):
-            depth += 1
-        elif tok.is_punct(")"):
-            if depth == 0:
-                break
-            depth -= 1
-        elif not tok.is_punct("|", "&", "!", "%", ":"):
-            break
-        j += 1
-    return names, j
+        elif not tok.is_punct(*_LABEL_EXPR_PUNCT):
+            return names, j
+    return names, len(tokens)
 
 
 def _collect_names(tokens: list[Token], names: ReferencedNames) -> dict[str, str]:
@@ -441,19 +504,6 @@ def _node_at(tokens: list[Token], open_idx: int) -> tuple[str | None, str | None
     return var, None
 
 
-def matching_open(tokens: list[Token], close_idx: int) -> int | None:
-    """Index of the `(` that the `)` at `close_idx` closes, or None."""
-    depth = 0
-    for j in range(close_idx, -1, -1):
-        if tokens[j].is_punct(")"):
-            depth += 1
-        elif tokens[j].is_punct("("):
-            depth -= 1
-            if depth == 0:
-                return j
-    return None
-
-
 def _rel_at(tokens: list[Token], close_idx: int) -> tuple[list[str], str, int] | None:
     """Parse a relationship after the ")" at close_idx: (types, direction, index of next "(")."""
     j = close_idx + 1
@@ -466,19 +516,13 @@ def _rel_at(tokens: list[Token], close_idx: int) -> tuple[list[str], str, int] |
     j += 1
     types: list[str] = []
     if j < len(tokens) and tokens[j].is_punct("["):
-        depth = 0
-        k = j
-        while k < len(tokens):
-            if tokens[k].is_punct("["):
-                depth += 1
-            elif tokens[k].is_punct("]"):
-                depth -= 1
-                if depth == 0:
-                    break
-            elif tokens[k].is_punct(":") and depth == 1 and not types:
+        close = matching_close(tokens, j)
+        if close is None:
+            return None
+        for k, tok, depth in nesting(tokens, j + 1, close):
+            if tok.is_punct(":") and depth == 0 and not types:
                 types, _ = _label_names_after(tokens, k)
-            k += 1
-        j = k + 1
+        j = close + 1
         if not (j < len(tokens) and tokens[j].is_punct("-")):
             return None
         j += 1

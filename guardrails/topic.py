@@ -9,6 +9,8 @@ from typing import Any, Literal, TypeVar
 
 from pydantic import BaseModel, ValidationError, field_validator
 
+from guardrails.cypher_tokens import matching_close, tokenize
+
 logger = logging.getLogger(__name__)
 
 T = TypeVar("T", bound=BaseModel)
@@ -125,28 +127,14 @@ def _object_text(reply: str) -> str:
     start = text.find("{")
     if start == -1:
         raise DecisionParseError("the reply holds no JSON object (no '{' found)")
-    depth = 0
-    quote: str | None = None
-    i = start
-    while i < len(text):
-        ch = text[i]
-        if quote is not None:
-            if ch == "\\":
-                i += 2
-                continue
-            if ch == quote:
-                quote = None
-        elif ch in ("'", '"'):
-            quote = ch
-        elif ch == "{":
-            depth += 1
-        elif ch == "}":
-            depth -= 1
-            if depth == 0:
-                return text[start : i + 1]
-        i += 1
-    # Unbalanced (a cut-off reply): hand over what there is and let the parser say why.
-    return text[start:]
+    # Near-JSON is lexically Cypher: strings in either quote with backslash escapes, and //
+    # comments, so the Cypher tokenizer keeps a brace inside them from counting.
+    tokens = tokenize(text[start:])
+    close = matching_close(tokens, 0)
+    if close is None:
+        # Unbalanced (a cut-off reply): hand over what there is and let the parser say why.
+        return text[start:]
+    return text[start : start + tokens[close].end]
 
 
 _PYTHON_WORDS = {"True": "true", "False": "false", "None": "null"}

@@ -45,9 +45,9 @@ def connect(
     """
     target = parse_graph_url(url)
     if target.kind == "embedded":
-        from graph_agent.graphdb.embedded import _binaries
+        from graph_agent.graphdb.engine_process import binaries
 
-        _binaries()  # fails with EmbeddedUnavailableError before the client is imported
+        binaries()  # fails with EmbeddedUnavailableError before the client is imported
         from graph_agent.graphdb.falkor import connect_embedded
 
         return connect_embedded(Path(data_dir), graph_name)

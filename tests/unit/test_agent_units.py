@@ -112,6 +112,7 @@ def test_schema_check_accepts_valid_and_undirected() -> None:
         ("(a)-[:Y]->(b)-[:X]->(c)", "X", "(a)-[:Y]->(b)<-[:X]-(c)"),
         ("(a)-[:X]-(b)", "X", "(a)-[:X]-(b)"),
         ("(a)-[:`X`]->(b)", "X", "(a)<-[:`X`]-(b)"),
+        ("(a)-[:Y {since: X}]->(b)", "X", "(a)-[:Y {since: X}]->(b)"),  # a value, not a type
     ],
 )
 def test_flip_relationships(cypher: str, rel: str, flipped: str) -> None:

@@ -172,6 +172,8 @@ def test_referenced_patterns_use_earlier_bindings() -> None:
             "MATCH (a:A {x: 1})-[:R {since: 2020}]->(b:B) RETURN a",
             [("A", "R", "B", "->")],
         ),
+        # A value in an untyped relationship's map is not its type.
+        ("MATCH (a:A)-[r {since: y}]->(b:B) RETURN a", []),
         ("MATCH (a) WHERE a:A MATCH (a)-[:R]->(b) RETURN b", [("A", "R", None, "->")]),
         ("RETURN (1)-(2)", []),
         ("MATCH (a:A) RETURN [(a)-[:R]->(b:B) | b.name]", [("A", "R", "B", "->")]),

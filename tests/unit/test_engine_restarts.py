@@ -12,7 +12,7 @@ from typing import Any
 import pytest
 import redis.exceptions
 
-from graph_agent.graphdb import embedded
+from graph_agent.graphdb import embedded, engine_limits
 from graph_agent.graphdb.embedded import (
     ENGINE_MEMORY_LIMIT_BYTES,
     MEMORY_LIMIT_ENV,
@@ -149,7 +149,7 @@ def dying(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> list[EmbeddedServe
     """Servers whose engine dies as soon as it is started (nothing ever answers); the list
     gets each server that spawned one."""
     spawned: list[EmbeddedServer] = []
-    monkeypatch.setattr(embedded, "_binaries", lambda: ("redis-server", "falkordb.so"))
+    monkeypatch.setattr(embedded, "binaries", lambda: ("redis-server", "falkordb.so"))
 
     def spawn(self: EmbeddedServer, server_bin: str, module: str) -> None:
         spawned.append(self)
@@ -272,9 +272,9 @@ def test_the_memory_limit_setting(
         with pytest.raises(EmbeddedUnavailableError, match=MEMORY_LIMIT_ENV):
             memory_limit_bytes()
     elif expected == "default":
-        monkeypatch.setattr(embedded, "_physical_memory", lambda: 64 * 1024**3)
+        monkeypatch.setattr(engine_limits, "_physical_memory", lambda: 64 * 1024**3)
         assert memory_limit_bytes() == ENGINE_MEMORY_LIMIT_BYTES
-        monkeypatch.setattr(embedded, "_physical_memory", lambda: 2 * 1024**3)
+        monkeypatch.setattr(engine_limits, "_physical_memory", lambda: 2 * 1024**3)
         assert memory_limit_bytes() == 1024**3  # half a small machine
     else:
         assert memory_limit_bytes() == expected

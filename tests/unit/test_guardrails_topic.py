@@ -36,6 +36,10 @@ PARSED: list[tuple[str, ScopeDecision]] = [
         IN,
     ),
     (
+        '{"standalone_question": "Which teams own Postgres?", // a stray } here\n "scope": "in_scope"}',
+        IN,
+    ),
+    (
         '{"standalone_question": "Which teams own Postgres?", "scope": "in_scope", '
         '"reason": null, "clarification": ""}',
         IN,
