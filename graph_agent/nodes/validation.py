@@ -70,16 +70,8 @@ async def _validate(ctx: Context, rules: Runner, cypher: str) -> Update:
             Trigger.SCHEMA_PROBLEM, Kind.GUARD, cypher=cypher, unknown=checked.unknown
         )
         return failed | (dict(guard.update) if guard else {})
-    if checked.corrections:
-        logger.info("auto-corrected: %s", "; ".join(checked.corrections))
-    if checked.cypher != cypher:
-        # The schema check flipped a direction: judge the text that will run.
-        final = check_cypher(checked.cypher, ctx.policy)
-        if not final.allowed:
-            return attempt_failed(
-                checked.cypher, f"Refused by the read-only policy: {final.reason}", Stage.POLICY
-            )
-        cypher = final.canonical or checked.cypher
+    # A direction the schema check would turn round is the relationship-direction rule's (run
+    # with the statement rules above); the statement runs as the rules left it.
     if guard := await rules.first(Trigger.BEFORE_ENGINE, Kind.GUARD, cypher=cypher):
         return attempt_failed(cypher, guard.note or guard.detail, guard.stage or Stage.VALIDATE)
     validation = await asyncio.to_thread(ctx.db.validate, cypher)

@@ -2,8 +2,8 @@
 
 | phase    | trigger         | kind    | rule                                               |
 |----------|-----------------|---------|----------------------------------------------------|
-| validate | statement       | rewrite | which-names-the-thing, superlative-sort-direction, |
-|          |                 |         | superlative-one-row                                |
+| validate | statement       | rewrite | relationship-direction, which-names-the-thing,     |
+|          |                 |         | superlative-sort-direction, superlative-one-row    |
 | validate | schema_problem  | rewrite | property-through-neighbour                         |
 | validate | schema_problem  | guard   | asked-but-missing                                  |
 | validate | before_engine   | guard   | costly-read-repeated                               |
@@ -16,14 +16,18 @@
 Each rule earned its place on the dev splits (docs/eval.md, "What each repair rule is worth");
 the rules removed there, and why, are listed on that page too. The exception: the three
 superlative rules, asked for by issue 26, fired once on dev and never on test so far
-(docs/eval.md, "fifth session"); the next dev runs decide whether they stay.
+(docs/eval.md, "fifth session"); the next dev runs decide whether they stay. And
+relationship-direction, which was the schema check's silent flip until it moved here (sixth
+session): its fired counts come with the next dev run.
 
 A new rule: write it in the module of its phase (`validate_rules`, `execute_rules`,
 `answer_rules`; a first rule for the correct step starts `correct_rules` and its trigger) with the `rule` decorator (a docstring that
 names the failure with a general example), add it here in its place, and add its cases to
 tests/unit/repair_cases/. Not here: the read-only policy and channel restrictions
-(guardrails/), the schema check's own notes and direction flips (statement.check_schema),
-the row cap (statement.with_limit) — checks every statement gets, not repairs.
+(guardrails/), the schema check's notes (schema_check.check_schema: what is unknown and what
+exists instead, given to the correction) and the row cap (statement.with_limit) — checks every
+statement gets, which change nothing in it. The schema check's direction flip is a rewrite, so
+it runs here as relationship-direction.
 """
 
 from __future__ import annotations
@@ -34,6 +38,7 @@ from graph_agent.repair import validate_rules as v
 from graph_agent.repair.rule import Rule
 
 RULES: tuple[Rule, ...] = (
+    v.relationship_direction,
     v.which_names_the_thing,
     v.superlative_sort_direction,
     v.superlative_one_row,

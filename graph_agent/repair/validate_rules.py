@@ -11,12 +11,27 @@ from graph_agent.graphdb.schema import schema_vocabulary
 from graph_agent.repair.edits import bind_unbound_variable, property_through_neighbour
 from graph_agent.repair.rule import Case, Fix, Kind, Phase, Trigger, rule
 from graph_agent.result import Stage
+from graph_agent.schema_check import check_schema
 from graph_agent.schema_examples import question_focus
 from graph_agent.statement import with_limit
 from graph_agent.superlatives import identify_fix, one_row_fix, sort_direction_fix
 from guardrails import content_words, name_words, stem
 
 V, S = Phase.VALIDATE, Trigger.STATEMENT
+
+
+@rule("relationship-direction", V, S, Kind.REWRITE)
+def relationship_direction(case: Case) -> Fix | None:
+    """A relationship written against the only direction the schema has for it, and every use
+    of that type in the statement reversed: `(b:Book)-[:WROTE]->(p:Person)` where the graph
+    only has `(:Person)-[:WROTE]->(:Book)` is turned round. A statement that uses the type both
+    ways is left to the schema check, which names the problem."""
+    checked = check_schema(case.cypher, case.ctx.schema)
+    if checked.cypher == case.cypher:
+        return None
+    return Fix(
+        "; ".join(checked.corrections) or "turned a relationship round", cypher=checked.cypher
+    )
 
 
 @rule("property-through-neighbour", V, Trigger.SCHEMA_PROBLEM, Kind.REWRITE)

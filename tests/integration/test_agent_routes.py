@@ -599,6 +599,21 @@ def test_schema_check_catches_unknown_label_and_fixes_direction(
     assert "Employee" in (result.attempts[0].error or "")
     assert spy.validated[0].startswith("MATCH (t:Team)<-[:MEMBER_OF]-(p:Person)")
     assert result.outcome == "answered" and len(result.rows) == 11
+    # The flip is a catalogue rule: traced, and gone when the rule is turned off.
+    assert [f.rule for f in result.rules_fired] == ["relationship-direction"]
+
+
+def test_the_direction_flip_is_off_without_its_rule(
+    spy: SpyDB, store: InMemoryExampleStore
+) -> None:
+    backwards = "MATCH (t:Team)-[:MEMBER_OF]->(p:Person) RETURN t.name AS team, count(p) AS n"
+    model = ScriptedChatModel(
+        replies=[guard_reply(), cypher_reply(backwards), evaluation_reply(answer="none")]
+    )
+    agent = make_agent(spy, model, store, disabled_rules=frozenset({"relationship-direction"}))
+    result = agent.run("How many people per team?")
+    assert spy.validated[0] == backwards
+    assert result.rules_fired == [] and result.rows == []
 
 
 def test_malformed_json_is_repaired_once_then_falls_back(
