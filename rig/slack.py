@@ -41,6 +41,12 @@ def manifest_scopes() -> list[str]:
     return list(manifest["oauth_config"]["scopes"]["bot"])
 
 
+def manifest_events() -> list[str]:
+    """The bot events manifest.yml subscribes to: the emulator delivers no other."""
+    manifest = yaml.safe_load(MANIFEST.read_text(encoding="utf-8"))
+    return list(manifest["settings"]["event_subscriptions"]["bot_events"])
+
+
 def rig_settings(data_dir: Path, **overrides: Any) -> Settings:
     """Settings for a test: no environment, no .env, generous rate limits."""
     values: dict[str, Any] = {
@@ -156,6 +162,7 @@ def slack_rig(
     emulator = SlackEmulator(
         status_supported=status_supported,
         scopes=manifest_scopes(),
+        events=manifest_events(),
         rate_limits=None
         if slack_rate_limits
         else RateLimits(tier3_per_minute=10**9, posts_per_channel=10**9),

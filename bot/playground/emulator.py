@@ -4,7 +4,8 @@ keeps the workspace's state and delivers signed events to the app.
 Split by concern: `emulator_state.py` (the workspace), `emulator_events.py` (people's actions
 and event delivery), `emulator_web_api.py` (the Web API methods and their HTTP handler), with
 the AI-app surface in `emulator_ai.py`, Slack's limits in `emulator_limits.py`, Socket Mode's
-websocket in `emulator_socket.py` and the acknowledgement contract in `emulator_acks.py`.
+websocket in `emulator_socket.py`, the acknowledgement contract in `emulator_acks.py` and
+people's typed text as Slack sends it in `emulator_text.py`.
 """
 
 from __future__ import annotations

@@ -25,8 +25,8 @@ from bot.playground.emulator_state import (
     WorkspaceState,
     _AwaitedAck,
     _HttpProbe,
-    _rich_text,
 )
+from bot.playground.emulator_text import Encoded, encode_typed
 
 if TYPE_CHECKING:
     from bot.playground.emulator_socket import SocketConnection, SocketModeServer
@@ -53,9 +53,13 @@ class EventDelivery(WorkspaceState):
         """A person posts; the message is stored and its events delivered (`app_mention` when
         the bot is mentioned outside DMs, then `message`). Returns (message, deliveries).
 
-        As Slack does, the message carries its text as `rich_text` blocks too; with `files`
-        (file names) it is a `file_share` message with those files attached."""
-        fields: dict[str, Any] = {"user": user, "text": text, "blocks": _rich_text(text)}
+        `text` is what the person typed; it is stored and delivered as Slack sends it
+        (emulator_text: `& < >` escaped, links, e-mails, `@user`, `#channel` and `@here` as
+        `<…>` entities; wire text such as `<@U…>` passes unchanged), with the same message
+        as `rich_text` blocks; with `files` (file names) it is a `file_share` message with
+        those files attached."""
+        encoded = self.encoded(text)
+        fields: dict[str, Any] = {"user": user, "text": encoded.text, "blocks": encoded.blocks()}
         with self._lock:
             if files:
                 fields["subtype"] = "file_share"
@@ -78,16 +82,26 @@ class EventDelivery(WorkspaceState):
         self._emit("message_posted", channel, message)
         return message, self.deliver_all(self.events_for_message(channel, message))
 
+    def encoded(self, typed: str) -> Encoded:
+        """`typed` as Slack sends it, with this workspace's people and channels by name."""
+        with self._lock:
+            users = {u.name: u.id for u in self.users.values()}
+            channels = {c.name: c.id for c in self.channels.values() if c.kind != "im"}
+        return encode_typed(typed, users=users, channels=channels)
+
     def edit_message(self, channel: str, ts: str, text: str) -> list[Delivery]:
-        """A person edits a message: `message_changed` is delivered."""
+        """A person edits a message (`text` as typed): `message_changed` is delivered."""
+        encoded = self.encoded(text)
         with self._lock:
             message = self._require(channel, ts)
             previous = dict(message)
-            message["text"] = text
+            message["text"] = encoded.text
+            if "blocks" in message:
+                message["blocks"] = encoded.blocks()
             message["edited"] = {"user": message.get("user"), "ts": self._next_ts()}
             payload = self._changed_event(channel, message, previous)
         self._emit("message_updated", channel, message)
-        return [self.deliver(payload)]
+        return self._deliver_subscribed([payload])
 
     def delete_message(self, channel: str, ts: str) -> list[Delivery]:
         """A person deletes a message: `message_deleted` is delivered."""
@@ -96,7 +110,7 @@ class EventDelivery(WorkspaceState):
             self.channels[channel].messages.remove(message)
             payload = self._deleted_event(channel, message)
         self._emit("message_deleted", channel, {"ts": ts})
-        return [self.deliver(payload)]
+        return self._deliver_subscribed([payload])
 
     def add_reaction(self, user: str, channel: str, ts: str, name: str) -> Delivery | None:
         """`user` reacts; `reaction_added` is delivered (None when already reacted)."""
@@ -106,7 +120,7 @@ class EventDelivery(WorkspaceState):
                 return None
             payload = self._reaction_event("reaction_added", user, channel, message, name)
         self._emit("reaction_added", channel, {"ts": ts, "user": user, "reaction": name})
-        return self.deliver(payload)
+        return next(iter(self._deliver_subscribed([payload])), None)
 
     def remove_reaction(self, user: str, channel: str, ts: str, name: str) -> Delivery | None:
         with self._lock:
@@ -115,12 +129,18 @@ class EventDelivery(WorkspaceState):
                 return None
             payload = self._reaction_event("reaction_removed", user, channel, message, name)
         self._emit("reaction_removed", channel, {"ts": ts, "user": user, "reaction": name})
-        return self.deliver(payload)
+        return next(iter(self._deliver_subscribed([payload])), None)
 
     # ---- event delivery --------------------------------------------------------------
 
+    def _deliver_subscribed(self, payloads: list[dict[str, Any]]) -> list[Delivery]:
+        """Deliver the payloads whose event the app subscribes to (`events`)."""
+        return [self.deliver(p) for p in payloads if self.subscribed(p["event"])]
+
     def events_for_message(self, channel: str, message: dict[str, Any]) -> list[dict[str, Any]]:
-        """The Events API payloads Slack sends for a new message, in Slack's usual order."""
+        """The Events API payloads Slack sends for a new message, in Slack's usual order: an
+        `app_mention` outside DMs when the bot is mentioned, then the `message` event, each
+        only when the app subscribes to it."""
         with self._lock:
             room = self.channels[channel]
             if self.bot_user_id not in room.members:
@@ -149,7 +169,7 @@ class EventDelivery(WorkspaceState):
                 "channel_type": room.channel_type,
             }
             payloads.append(self.envelope(event))
-            return payloads
+            return [p for p in payloads if self.subscribed(p["event"])]
 
     def envelope(self, event: dict[str, Any]) -> dict[str, Any]:
         """Wrap an event as an Events API `event_callback` with a fresh event_id."""
@@ -476,8 +496,8 @@ class EventDelivery(WorkspaceState):
                 "elapsed_s": delivery.elapsed_s,
             },
         )
-        if not acked and kind == "events_api" and retry_num < self.socket_retries:
-            self._retry_later(payload, retry_num + 1)
+        if not acked and kind == "events_api":
+            self._retry_if_due(payload, retry_num)
         return delivery
 
     def _on_socket_ack(self, envelope_id: str, payload: dict[str, Any] | None, at: float) -> None:
@@ -494,10 +514,17 @@ class EventDelivery(WorkspaceState):
             waiter.acked_seq, waiter.acked_at, waiter.payload = seq, at, payload
             waiter.done.set()
 
-    def _retry_later(self, payload: dict[str, Any], attempt: int) -> None:
-        """Slack's retry of an unacknowledged envelope, without blocking the caller."""
+    def _retry_if_due(
+        self, payload: dict[str, Any], retry_num: int, url: str | None = None
+    ) -> None:
+        """Slack's retry of an event whose attempt `retry_num` was not acked in time, on the
+        same transport (to `url` when given), without blocking the caller: up to
+        `event_retries` of them, reason "timeout" over Socket Mode, "http_timeout" over HTTP."""
+        if retry_num >= self.event_retries:
+            return
+        reason = "timeout" if self._over_socket(url) else "http_timeout"
         self._in_background(
-            lambda: self._socket_deliver("events_api", payload, attempt, "timeout"), "retry"
+            lambda: self._send(payload, retry_num + 1, reason, None, None, url), "retry"
         )
 
     def _in_background(self, work: Callable[[], object], what: str) -> None:
@@ -577,9 +604,14 @@ class EventDelivery(WorkspaceState):
             sent_seq = self._next_seq()
             started = time.perf_counter()
             connection.request("POST", path, body=body, headers=headers)
-            self._stamp_if_answered(probe, wait_s=30)
-            response = connection.getresponse()
-            status, text = response.status, response.read().decode()
+            self._stamp_if_answered(probe, wait_s=self.ack_timeout_s)
+            if probe.seq is None:
+                # Past the deadline Slack stops waiting: the attempt failed, whatever the app
+                # sends later (the connection is closed under it).
+                status, text = 0, ""
+            else:
+                response = connection.getresponse()
+                status, text = response.status, response.read().decode()
             elapsed = time.perf_counter() - started
             delivery = Delivery(
                 payload,
@@ -605,11 +637,15 @@ class EventDelivery(WorkspaceState):
             None,
             {"event_id": payload.get("event_id"), "status": status, "elapsed_s": elapsed},
         )
+        if status == 0 and kind == "events_api" and payload.get("type") == "event_callback":
+            self._retry_if_due(payload, retry_num, url)
         return delivery
 
     def _deliver_later(self, payload: dict[str, Any]) -> None:
         """Send an echo event without blocking the API request that caused it."""
         if not self.echo_bot_events or (not self.app_url and not self._over_socket()):
+            return
+        if not self.subscribed(payload["event"]):
             return
         self._in_background(lambda: self.deliver(payload), "echo delivery")
 

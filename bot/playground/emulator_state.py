@@ -28,7 +28,8 @@ if TYPE_CHECKING:
 logger = logging.getLogger(__name__)
 
 
-ChannelKind = Literal["public", "private", "im"]
+ChannelKind = Literal["public", "private", "im", "mpim"]
+"""A public or private channel, a DM with the bot (`im`), or a group DM (`mpim`)."""
 Subscriber = Callable[["StateChange"], None]
 Transport = Literal["http", "socket"]
 """How events reach the app: signed HTTP requests to its Request URL, or Socket Mode
@@ -64,7 +65,8 @@ class User:
 
 @dataclass
 class Channel:
-    """A public or private channel, or a DM (`im`) between the bot and one person."""
+    """A public or private channel, a DM (`im`) between the bot and one person, or a group
+    DM (`mpim`) between several people and the bot."""
 
     id: str
     name: str
@@ -76,7 +78,12 @@ class Channel:
 
     @property
     def channel_type(self) -> str:
-        return {"public": "channel", "private": "group", "im": "im"}[self.kind]
+        return {"public": "channel", "private": "group", "im": "im", "mpim": "mpim"}[self.kind]
+
+    @property
+    def message_event(self) -> str:
+        """The bot event a message here arrives as (`message.channels`, …, `message.mpim`)."""
+        return {"public": "channels", "private": "groups", "im": "im", "mpim": "mpim"}[self.kind]
 
     def to_api(self, viewer: str) -> dict[str, Any]:
         return {
@@ -85,6 +92,7 @@ class Channel:
             "is_channel": self.kind == "public",
             "is_group": self.kind == "private",
             "is_im": self.kind == "im",
+            "is_mpim": self.kind == "mpim",
             "is_private": self.kind != "public",
             "is_archived": self.archived,
             "is_member": viewer in self.members,
@@ -119,7 +127,8 @@ class Delivery:
 
     payload: dict[str, Any]
     status: int
-    """The HTTP status; over Socket Mode 200 once acked, 0 when no ack came in time."""
+    """The HTTP status (0: no response within `ack_timeout_s`); over Socket Mode 200 once
+    acked, 0 when no ack came in time."""
     body: str
     """The response body; over Socket Mode the ack's `payload` as JSON ("" without one)."""
     elapsed_s: float
@@ -198,7 +207,8 @@ class WorkspaceState:
         transport: Transport = "http",
         app_token: str = "xapp-1-A0CYPHERBOT-1-emulator",  # noqa: S107 - a local fake
         ack_timeout_s: float = 3.0,
-        socket_retries: int = 3,
+        event_retries: int = 3,
+        events: Iterable[str] | None = None,
     ) -> None:
         self.signing_secret = signing_secret
         self.bot_token = bot_token
@@ -226,11 +236,17 @@ class WorkspaceState:
         self.app_token = app_token
         """The app-level token `apps.connections.open` accepts."""
         self.ack_timeout_s = ack_timeout_s
-        """How long a Socket Mode envelope waits for its ack (Slack: 3 s)."""
-        self.socket_retries = socket_retries
-        """Over Socket Mode, an events_api envelope not acked in time is sent again up to this
-        many times (`retry_attempt` 1.., `retry_reason` "timeout"), at once rather than after
-        Slack's 1 and 5 minutes."""
+        """How long a delivery waits for its ack (Slack: 3 s), on either transport: the first
+        bytes of the HTTP response, or the envelope's ack. Later is a failure."""
+        self.event_retries = event_retries
+        """An event not acked in time is sent again up to this many times, as Slack does: over
+        HTTP with `X-Slack-Retry-Num` 1.. and `X-Slack-Retry-Reason: http_timeout`, over
+        Socket Mode with `retry_attempt` 1.. and `retry_reason` "timeout"; at once rather
+        than after Slack's 1 and 5 minutes."""
+        self.events = None if events is None else frozenset(events)
+        """The bot events the app subscribes to (manifest `bot_events`; None: all). A message
+        is delivered as `message.channels`, `message.groups`, `message.im` or
+        `message.mpim` only when subscribed, as Slack does."""
         self.responses: list[dict[str, Any]] = []
         """What the app POSTed to slash commands' response_url."""
         self._response_urls: dict[str, tuple[str, str]] = {}
@@ -241,6 +257,10 @@ class WorkspaceState:
         self.ephemerals: list[dict[str, Any]] = []
         self.files: dict[str, dict[str, Any]] = {}
         self.statuses: dict[tuple[str, str], str] = {}
+        """(channel, thread_ts) → what the thread's status line shows: the first of the
+        `loading_messages` when the app sent some, else its `status`."""
+        self.loading_messages: dict[tuple[str, str], list[str]] = {}
+        """(channel, thread_ts) → the loading messages last set there."""
         self._status_since: dict[tuple[str, str], float] = {}
         self.surface = AISurface()
         """Suggested prompts, thread titles and Home tabs the app set (bot/playground/emulator_ai.py)."""
@@ -329,6 +349,16 @@ class WorkspaceState:
             for m in self.messages(channel, thread_ts)
             if m.get("user") == self.bot_user_id and m["ts"] != thread_ts
         ]
+
+    def subscribed(self, event: dict[str, Any]) -> bool:
+        """Whether the app subscribes to `event` (a message by its channel's kind)."""
+        if self.events is None:
+            return True
+        kind = str(event.get("type", ""))
+        if kind == "message":
+            room = self.channels.get(str(event.get("channel", "")))
+            return room is not None and f"message.{room.message_event}" in self.events
+        return kind in self.events
 
     def calls_to(self, method: str) -> list[ApiCall]:
         with self._lock:
@@ -439,7 +469,7 @@ class WorkspaceState:
                 parent["latest_reply"] = message["ts"]
                 message["parent_user_id"] = parent.get("user")
             if message.get("user") == self.bot_user_id:
-                self.statuses.pop((channel, thread_ts), None)
+                self._clear_status((channel, thread_ts))
         room.messages.append(message)
         return message
 
@@ -475,8 +505,13 @@ class WorkspaceState:
         with self._lock:
             for key, since in list(self._status_since.items()):
                 if since <= cutoff:
-                    del self._status_since[key]
-                    self.statuses.pop(key, None)
+                    self._clear_status(key)
+
+    def _clear_status(self, key: tuple[str, str]) -> None:
+        """The thread's status gone (a reply came, it expired, or the app cleared it)."""
+        self._status_since.pop(key, None)
+        self.statuses.pop(key, None)
+        self.loading_messages.pop(key, None)
 
     def _take_failure(self, method: str) -> _Failure | None:
         pending = self._failures.get(method)
@@ -531,11 +566,3 @@ def slack_entities(message: dict[str, Any]) -> list[str]:
         if markdown:
             found += [m.group(0) for m in _MARKDOWN_LINK.finditer(text)]
     return found
-
-
-def _rich_text(text: str) -> list[dict[str, Any]]:
-    """The `rich_text` block Slack's clients send with a person's message."""
-    if not text:
-        return []
-    section = {"type": "rich_text_section", "elements": [{"type": "text", "text": text}]}
-    return [{"type": "rich_text", "block_id": uuid.uuid4().hex[:5], "elements": [section]}]

@@ -20,7 +20,10 @@ from typing import Any
 from bot.playground.emulator_ai import SurfaceError
 from bot.playground.emulator_events import EventDelivery
 from bot.playground.emulator_limits import (
+    MAX_STREAM_CALL_CHARS,
+    MAX_STREAM_CHARS,
     block_problem,
+    loading_messages_problem,
     missing_scope,
 )
 from bot.playground.emulator_state import (
@@ -187,7 +190,7 @@ class WebApi(EventDelivery):
                     "user": self.bot_user_id,
                     "bot_id": self.bot_id,
                     "app_id": self.api_app_id,
-                    "text": _streamed_text(params),
+                    "text": _streamed_text(params, ""),
                     "streaming": True,
                 },
                 thread_ts,
@@ -204,18 +207,18 @@ class WebApi(EventDelivery):
     def _api_append_stream(self, params: dict[str, Any]) -> dict[str, Any]:
         with self._lock:
             channel, message = self._streaming_message(params)
-            message["text"] = message.get("text", "") + _streamed_text(params)
+            message["text"] = _streamed_text(params, message.get("text", ""))
         self._emit("message_updated", channel, message)
         return {"ok": True, "channel": channel, "ts": message["ts"]}
 
     def _api_stop_stream(self, params: dict[str, Any]) -> dict[str, Any]:
         with self._lock:
             channel, message = self._streaming_message(params)
-            text = message.get("text", "") + _streamed_text(params)
-            closing = _message_fields({"text": text, "blocks": params.get("blocks") or []})
-            blocks = [{"type": "markdown", "text": text}, *closing.get("blocks", [])]
-            if problem := block_problem(blocks):
-                raise _ApiError(problem)
+            text = _streamed_text(params, message.get("text", ""))
+            # The streamed text has its own limits (_streamed_text); the closing blocks are
+            # checked as any message's blocks.
+            closing = _checked_blocks(params.get("blocks"))
+            blocks = [{"type": "markdown", "text": text}, *closing]
             message.pop("streaming", None)
             message["text"] = text
             message["blocks"] = blocks
@@ -240,6 +243,8 @@ class WebApi(EventDelivery):
             user = str(params.get("user", ""))
             if user not in self.users:
                 raise _ApiError("user_not_found")
+            if user not in room.members:
+                raise _ApiError("user_not_in_channel")
             fields = _message_fields(params)
             ephemeral = {"channel": room.id, "user": user, "ts": self._next_ts(), **fields}
             if params.get("thread_ts"):
@@ -289,6 +294,10 @@ class WebApi(EventDelivery):
     def _api_set_status(self, params: dict[str, Any]) -> dict[str, Any]:
         channel, thread_ts = str(params.get("channel_id", "")), str(params.get("thread_ts", ""))
         status = str(params.get("status", ""))
+        if problem := loading_messages_problem(params.get("loading_messages")):
+            raise _ApiError(problem)
+        loading = _json_list(params.get("loading_messages"))
+        key = (channel, thread_ts)
         with self._lock:
             if not self.status_supported:
                 raise _ApiError("missing_scope")
@@ -297,11 +306,17 @@ class WebApi(EventDelivery):
             if self._find(channel, thread_ts) is None:
                 raise _ApiError("invalid_thread_ts")
             if status:
-                self.statuses[(channel, thread_ts)] = status
-                self._status_since[(channel, thread_ts)] = self.clock()
+                # The thread shows the loading messages (rotating) when there are any.
+                self.statuses[key] = loading[0] if loading else status
+                self.loading_messages[key] = loading
+                self._status_since[key] = self.clock()
             else:
-                self.statuses.pop((channel, thread_ts), None)
-        self._emit("status_set", channel, {"thread_ts": thread_ts, "status": status})
+                self._clear_status(key)
+        self._emit(
+            "status_set",
+            channel,
+            {"thread_ts": thread_ts, "status": status, "loading_messages": loading},
+        )
         return {"ok": True}
 
     def _api_upload_url(self, params: dict[str, Any]) -> dict[str, Any]:
@@ -437,33 +452,62 @@ def _message_fields(params: dict[str, Any]) -> dict[str, Any]:
         raise _ApiError("no_text")
     if text and len(str(text)) > MAX_TEXT_CHARS:
         raise _ApiError("msg_too_long")
-    if blocks:
-        if not isinstance(blocks, list) or len(blocks) > MAX_BLOCKS:
-            raise _ApiError("invalid_blocks")
-        for block in blocks:
-            section_text = (block.get("text") or {}).get("text", "")
-            if len(section_text) > MAX_SECTION_CHARS:
-                raise _ApiError("invalid_blocks")
-        problem = block_problem(blocks)
-        if problem:
-            raise _ApiError(problem)
     fields: dict[str, Any] = {"text": str(text or "")}
     if blocks:
-        fields["blocks"] = blocks
+        fields["blocks"] = _checked_blocks(blocks)
     return fields
 
 
-def _streamed_text(params: dict[str, Any]) -> str:
-    """The text a chat.*Stream call adds: `markdown_text`, or its `markdown_text` chunks."""
+def _checked_blocks(blocks: Any) -> list[dict[str, Any]]:
+    """A message's blocks (JSON text in form-encoded calls), refused the way Slack does."""
+    if isinstance(blocks, str):
+        try:
+            blocks = json.loads(blocks)
+        except ValueError:
+            raise _ApiError("invalid_blocks") from None
+    if not blocks:
+        return []
+    if not isinstance(blocks, list) or len(blocks) > MAX_BLOCKS:
+        raise _ApiError("invalid_blocks")
+    if not all(isinstance(block, dict) for block in blocks):
+        raise _ApiError("invalid_blocks")
+    for block in blocks:
+        text = block.get("text")
+        section_text = text.get("text", "") if isinstance(text, dict) else ""
+        if len(section_text) > MAX_SECTION_CHARS:
+            raise _ApiError("invalid_blocks")
+    problem = block_problem(blocks)
+    if problem:
+        raise _ApiError(problem)
+    return blocks
+
+
+def _streamed_text(params: dict[str, Any], so_far: str) -> str:
+    """The streamed message's text after a chat.*Stream call: `so_far` plus the call's
+    `markdown_text` and `markdown_text` chunks. One call may carry 12,000 characters, the whole
+    message about as many (msg_too_long past either); the 4,000 characters of a posted
+    message's `text` do not apply."""
     chunks = params.get("chunks") or []
     if isinstance(chunks, str):
         try:
             chunks = json.loads(chunks)
         except ValueError:
             raise _ApiError("invalid_chunks") from None
+    if not isinstance(chunks, list) or not all(isinstance(c, dict) for c in chunks):
+        raise _ApiError("invalid_chunks")
     pieces = [str(params.get("markdown_text") or "")]
     pieces += [str(c.get("text", "")) for c in chunks if c.get("type") == "markdown_text"]
-    return "".join(pieces)
+    added = "".join(pieces)
+    if len(added) > MAX_STREAM_CALL_CHARS or len(so_far) + len(added) > MAX_STREAM_CHARS:
+        raise _ApiError("msg_too_long")
+    return so_far + added
+
+
+def _json_list(value: Any) -> list[str]:
+    """A list parameter (JSON text in form-encoded calls) as a list of strings."""
+    if isinstance(value, str):
+        value = json.loads(value)
+    return [str(item) for item in value or []]
 
 
 def _on_surface(

@@ -26,6 +26,7 @@ import threading
 import time
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
+from dataclasses import dataclass
 from typing import Protocol
 
 logger = logging.getLogger(__name__)
@@ -65,9 +66,7 @@ class Delivery:
         # Fixed threads, all started now: a ThreadPoolExecutor starts its threads on demand,
         # inside submit(), i.e. inside the ack, where waiting for a new thread to get the GIL
         # from busy workers cost up to 0.1 s per event in a burst.
-        self._queue: queue.SimpleQueue[tuple[list[str], Callable[[], None]] | None] = (
-            queue.SimpleQueue()
-        )
+        self._queue: queue.SimpleQueue[_Work | None] = queue.SimpleQueue()
         self._threads = [
             threading.Thread(target=self._work, name=f"bot-work-{n}", daemon=True)
             for n in range(max(1, workers))
@@ -89,9 +88,14 @@ class Delivery:
         job: Callable[[], None],
         *,
         on_busy: Callable[[], None] | None = None,
+        wanted: Callable[[], bool] | None = None,
     ) -> bool:
         """Queue `job` unless one of `keys` was accepted here already (a retry, or the twin
-        mention/message event) — then nothing runs. No database call: see the module note."""
+        mention/message event) — then nothing runs. No database call: see the module note.
+
+        `wanted` is a check that needs I/O (a database read), run by the worker before it
+        claims the keys: when it answers False, nothing is claimed and nothing runs. A full
+        pool calls `on_busy` only for a delivery that is wanted."""
         now = time.monotonic()
         with self._idle:
             if len(self._recent) > RECENT_SWEEP_AT:
@@ -107,23 +111,26 @@ class Delivery:
         if full:
             logger.warning("worker pool full: declining a delivery")
             if on_busy is not None:
-                busy = threading.Thread(target=_safely, args=(on_busy,), daemon=True)
+                reply = on_busy if wanted is None else _if_wanted(wanted, on_busy)
+                busy = threading.Thread(target=_safely, args=(reply,), daemon=True)
                 _start(busy.start)
             return False
-        item = (list(keys), job)
+        item = _Work(list(keys), job, wanted)
         _start(lambda: self._queue.put(item))
         return True
 
     def _work(self) -> None:
         while (item := self._queue.get()) is not None:
-            self._run(*item)
+            self._run(item)
 
-    def _run(self, keys: list[str], job: Callable[[], None]) -> None:
+    def _run(self, work: _Work) -> None:
         try:
-            claimed = self._claim(keys)
+            if work.wanted is not None and not _is_wanted(work.wanted, work.keys):
+                return
+            claimed = self._claim(work.keys)
             if claimed is None:
                 return
-            _safely(job)
+            _safely(work.job)
             for key in claimed:
                 try:
                     self._claims.done(key)
@@ -202,6 +209,33 @@ def _start(start: Callable[[], None]) -> None:
         start()
     else:
         held.append(start)
+
+
+@dataclass(frozen=True)
+class _Work:
+    """A queued delivery: its keys, its job, and the check that decides whether it runs."""
+
+    keys: list[str]
+    job: Callable[[], None]
+    wanted: Callable[[], bool] | None = None
+
+
+def _is_wanted(wanted: Callable[[], bool], keys: list[str]) -> bool:
+    """The check's answer; a check that fails counts as not wanted: a thread the bot may
+    never have been in gets no reply rather than, while the store is down, an error."""
+    try:
+        return bool(wanted())
+    except Exception:
+        logger.exception("could not check whether %s is wanted; skipping it", keys)
+        return False
+
+
+def _if_wanted(wanted: Callable[[], bool], reply: Callable[[], None]) -> Callable[[], None]:
+    def maybe() -> None:
+        if _is_wanted(wanted, []):
+            reply()
+
+    return maybe
 
 
 def _safely(job: Callable[[], None]) -> None:

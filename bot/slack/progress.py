@@ -5,13 +5,13 @@ from __future__ import annotations
 import logging
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import Any
 
 from slack_sdk import WebClient
 from slack_sdk.errors import SlackApiError
 
-from bot.slack.render import Rendered, Streamed
+from bot.slack.render import Rendered, Streamed, split_text
 from bot.slack.throttle import SlackThrottle
 from graph_agent.result import ProgressEvent
 
@@ -26,6 +26,21 @@ APP_PAUSE_S = 3600.0
 CHANNEL_PAUSE_S = 600.0
 STREAM_PIECE_CHARS = 400
 """Answer text per chat.appendStream call: a few calls for a usual answer, within Tier 3."""
+STREAM_MAX_CHARS = 10_000
+"""Longest answer text streamed: Slack refuses a streamed message past about 12,000
+characters (msg_too_long on chat.appendStream), so a longer answer is posted in messages."""
+STATUS = "is working on your question…"
+"""The assistant status, the same for a whole question. The changing step texts go as
+`loading_messages`, which Slack shows as written (it may reword `status`), as Slack's
+assistant template does."""
+PIECE_CHARS = 3_000
+"""Text per message when a refused message is posted in pieces: well under the ~4,000
+characters of `text` where Slack answers msg_too_long."""
+CONTENT_REFUSALS = frozenset(
+    {"msg_too_long", "msg_blocks_too_long", "invalid_blocks", "invalid_blocks_format", "no_text"}
+)
+"""What Slack answers for a message it will not take as it is (its size or its blocks): the
+whole text then goes out in pieces, never cut to the fallback text."""
 
 
 class StatusSupport:
@@ -185,8 +200,14 @@ class Progress:
                 self._timer = None
             self._lock.wait_for(lambda: not self._sending, timeout=wait_s)
             placeholder, mode = self.placeholder_ts, self._mode
-        if mode == "status" and message.stream is not None and self._may_stream():
-            streamed = self._stream(message.stream)
+        stream = message.stream
+        if (
+            mode == "status"
+            and stream is not None
+            and len(stream.markdown) <= STREAM_MAX_CHARS
+            and self._may_stream()
+        ):
+            streamed = self._stream(stream)
             if streamed is not None:
                 return streamed
         if placeholder:
@@ -243,9 +264,13 @@ class Progress:
         return None
 
     def _set_status(self, text: str, client: WebClient) -> bool:
+        """Show `text` as the thread's loading message under the fixed `STATUS` ("": clear)."""
         try:
             client.assistant_threads_setStatus(
-                channel_id=self._channel, thread_ts=self._thread_ts, status=text
+                channel_id=self._channel,
+                thread_ts=self._thread_ts,
+                status=STATUS if text else "",
+                loading_messages=[text] if text else None,
             )
             return True
         except SlackApiError as exc:
@@ -293,24 +318,33 @@ def _without_retries(client: WebClient) -> WebClient:
 
 def call(client: WebClient, method: str, **kwargs: Any) -> dict[str, Any] | None:
     """One Web API call; Slack errors are logged and give None (never fatal)."""
+    return _attempt(client, method, **kwargs)[0]
+
+
+def _attempt(client: WebClient, method: str, **kwargs: Any) -> tuple[dict[str, Any] | None, str]:
+    """One Web API call: (its response, "") or (None, Slack's error), the error logged."""
     try:
         response = getattr(client, method)(**kwargs)
-        return dict(response.data) if isinstance(response.data, dict) else {}
+        return (dict(response.data) if isinstance(response.data, dict) else {}), ""
     except SlackApiError as exc:
+        error = str(exc.response.get("error") or "")
         logger.warning(
             "Slack %s failed: %s (channel %s)",
             method,
-            exc.response.get("error"),
+            error,
             kwargs.get("channel") or kwargs.get("channel_id"),
         )
+        return None, error
     except Exception as exc:
         logger.warning("Slack %s failed: %s", method, type(exc).__name__)
-    return None
+        return None, type(exc).__name__
 
 
 def post(client: WebClient, channel: str, thread_ts: str | None, message: Rendered) -> str | None:
-    """Post `message` in the thread; if Slack rejects the blocks, post the plain text."""
-    response = call(
+    """Post `message` in the thread and return its ts. When Slack refuses it for its size or
+    its blocks (`CONTENT_REFUSALS`), its whole text goes out in plain messages instead
+    (`post_in_pieces`): the answer is never cut to its fallback text."""
+    response, error = _attempt(
         client,
         "chat_postMessage",
         channel=channel,
@@ -318,8 +352,83 @@ def post(client: WebClient, channel: str, thread_ts: str | None, message: Render
         text=message.text,
         blocks=message.blocks or None,
     )
-    if response is None and message.blocks:
+    if response is not None:
+        return str(response["ts"])
+    if error not in CONTENT_REFUSALS:
+        return None
+    logger.info("Slack refused a message (%s): posting its text in pieces", error)
+    return post_in_pieces(client, channel, thread_ts, message_texts(message))
+
+
+def post_in_pieces(
+    client: WebClient, channel: str, thread_ts: str | None, texts: Sequence[str]
+) -> str | None:
+    """`texts` (mrkdwn, in order) as plain messages of at most `PIECE_CHARS`, each text whole
+    where it fits; the ts of the first. Should Slack refuse one of them too, the rest goes as
+    a text file in the thread."""
+    first: str | None = None
+    pieces = _pieces(texts)
+    for n, piece in enumerate(pieces):
         response = call(
-            client, "chat_postMessage", channel=channel, thread_ts=thread_ts, text=message.text
+            client, "chat_postMessage", channel=channel, thread_ts=thread_ts, text=piece
         )
-    return str(response["ts"]) if response is not None else None
+        if response is None:
+            _upload_rest(client, channel, thread_ts, "\n\n".join(pieces[n:]))
+            break
+        first = first or str(response["ts"])
+    return first
+
+
+def message_texts(message: Rendered) -> list[str]:
+    """Everything a reader sees in `message`, as mrkdwn: the text of each of its blocks in
+    order (a row of buttons as the list of their labels), or its `text` without blocks."""
+    texts: list[str] = []
+    for block in message.blocks:
+        text = block.get("text")
+        if isinstance(text, str):  # a markdown block
+            texts.append(text)
+        elif isinstance(text, dict):
+            texts.append(str(text.get("text") or ""))
+        texts += [str(f.get("text") or "") for f in block.get("fields") or []]
+        for element in block.get("elements") or []:
+            if not isinstance(element, dict):
+                continue
+            label = element.get("text")
+            if isinstance(label, str):  # context text
+                texts.append(label)
+            elif isinstance(label, dict) and element.get("type") == "button":
+                texts.append(f"• {label.get('text', '')}")
+    found = [t for t in texts if t.strip()]
+    return found or [message.text]
+
+
+def _pieces(texts: Sequence[str]) -> list[str]:
+    """`texts` packed into pieces of at most `PIECE_CHARS`; a text is cut only when it is
+    longer than that on its own (a block's text is at most 3,000 characters: never)."""
+    pieces: list[str] = []
+    for text in texts:
+        for part in split_text(text, PIECE_CHARS) if len(text) > PIECE_CHARS else [text]:
+            if not part.strip():
+                continue
+            if pieces and len(pieces[-1]) + 2 + len(part) <= PIECE_CHARS:
+                pieces[-1] += "\n\n" + part
+            else:
+                pieces.append(part)
+    return pieces
+
+
+def _upload_rest(client: WebClient, channel: str, thread_ts: str | None, text: str) -> None:
+    """The rest of an answer Slack would not take as messages, as a text file in the thread
+    (plain text: the mrkdwn escapes undone, nothing in a file pings or links)."""
+    plain = text.replace("&lt;", "<").replace("&gt;", ">").replace("&amp;", "&")
+    uploaded = call(
+        client,
+        "files_upload_v2",
+        channel=channel,
+        thread_ts=thread_ts,
+        content=plain,
+        filename="answer.txt",
+        title="The rest of the answer",
+    )
+    if uploaded is None:
+        logger.error("Slack refused the answer as messages and as a file (channel %s)", channel)

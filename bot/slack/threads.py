@@ -11,6 +11,9 @@ from graph_agent.result import Choice
 
 _MENTION = re.compile(r"<@([UW][A-Z0-9]+)(?:\|[^>]*)?>")
 _EMOJI_ONLY = re.compile(r"^(?:\s|:[a-z0-9_+\-']+:)*$")
+_WRAPPED = re.compile(r"<((?:https?|mailto):[^|>\s]+|#[CG][A-Z0-9]+)(?:\|([^>]*))?>")
+"""A link, e-mail address or channel as Slack wraps it (`<https://x.io>`, `<mailto:a@b.io|a@b.io>`,
+`<#C123|general>`): the question gets what the person typed."""
 
 
 @dataclass(frozen=True)
@@ -61,10 +64,19 @@ def mentions(text: str, user_id: str) -> bool:
 
 
 def question_text(text: str, bot_user_id: str) -> str:
-    """The question in a message: the bot's mention removed, Slack's `&amp; &lt; &gt;` undone."""
+    """The question in a message: the bot's mention removed, links, e-mail addresses and
+    channels unwrapped, Slack's `&amp; &lt; &gt;` undone."""
     without = _MENTION.sub(lambda m: "" if m.group(1) == bot_user_id else m.group(0), text)
+    without = _WRAPPED.sub(_typed, without)
     unescaped = without.replace("&lt;", "<").replace("&gt;", ">").replace("&amp;", "&")
     return " ".join(unescaped.split())
+
+
+def _typed(match: re.Match[str]) -> str:
+    target, label = match.group(1), match.group(2)
+    if target.startswith("#"):
+        return f"#{label}" if label else match.group(0)
+    return label or target.removeprefix("mailto:")
 
 
 def is_blank(question: str) -> bool:

@@ -186,3 +186,16 @@ def test_empty_emoji_only_and_huge_inputs_get_sensible_replies(make_rig: RigFact
     assert "Ask me a question" in answer_text(emoji_reply)
     [too_long] = rig.wait_answers(CHANNEL, huge["ts"])
     assert "2,000 characters" in answer_text(too_long)
+
+
+def test_a_question_typed_with_markup_reaches_the_agent_as_typed(make_rig: RigFactory) -> None:
+    # Slack sends `&amp; &lt; &gt;` and wraps links, e-mail addresses and channels as <…>
+    # (the emulator too, since it encodes what people type): the agent gets the typed words.
+    model = ScriptedChatModel(replies=happy("Payments has 9 people.", PAYMENTS_PEOPLE))
+    rig = make_rig(model)
+    typed = "Who on Payments & Core <sre> reads https://x.io/?a=1&b=2 or bob@x.io in #general?"
+    mention = rig.mention(typed)
+    assert "&amp; Core &lt;sre&gt;" in mention["text"] and "<mailto:bob@x.io|" in mention["text"]
+    rig.wait_answers(CHANNEL, mention["ts"])
+    [turn] = rig.memory.conversations.history(f"{rig.emulator.team_id}:{CHANNEL}:{mention['ts']}")
+    assert turn.question == typed

@@ -5,8 +5,11 @@ from __future__ import annotations
 import json
 import threading
 import time
+from collections.abc import Callable
+from typing import Any
 
 from pydantic import SecretStr
+from slack_bolt import BoltRequest, BoltResponse
 from slack_bolt.adapter.socket_mode.internals import run_bolt_app
 from slack_sdk.socket_mode.request import SocketModeRequest
 
@@ -19,6 +22,7 @@ from rig.slack import (
     OTHER_BOT_USER,
     answer_text,
     graph_responder,
+    prompt_kind,
 )
 from tests.e2e.conftest import RigFactory
 
@@ -89,6 +93,41 @@ def test_retry_storm_while_the_first_attempt_runs_gives_one_answer(make_rig: Rig
     assert len(model.calls) == 3
     retried = [d for d in rig.emulator.deliveries if d.retry_num]
     assert len(retried) == 5 and all(d.status == 200 for d in retried)
+
+
+def test_an_event_acked_late_over_http_is_retried_and_answered_once(make_rig: RigFactory) -> None:
+    model = slow_model(0.0)
+    rig = make_rig(model)
+    held: list[str] = []
+
+    def slow_first_ack(req: BoltRequest, resp: BoltResponse, next: Callable[[], Any]) -> Any:
+        # The first attempt's dispatch waits until the emulator has given up on it (its
+        # ack deadline): late by construction, on any machine, with no clock in the test.
+        event = req.body.get("event") or {}
+        if event.get("type") == "app_mention" and not req.headers.get("x-slack-retry-num"):
+            held.append(str(req.body.get("event_id")))
+            rig.emulator.wait_for(
+                lambda: any(not d.acked for d in rig.emulator.deliveries), 30, "never timed out"
+            )
+        return next()
+
+    rig.bot.app.use(slow_first_ack)
+    mention = rig.mention("How many teams are there?")
+    rig.wait_answers(CHANNEL, mention["ts"])
+    rig.settle()
+    assert len(rig.answers(CHANNEL, mention["ts"])) == 1
+    assert [prompt_kind(m) for m in model.calls].count("guard") == 1, "asked once"
+    [event_id] = held
+    tries = sorted(
+        (d for d in rig.emulator.deliveries if d.payload.get("event_id") == event_id),
+        key=lambda d: d.sent_seq,
+    )
+    assert [(d.retry_num, d.retry_reason, d.acked) for d in tries] == [
+        (0, "", False),
+        (1, "http_timeout", True),
+    ]
+    problems = rig.emulator.ack_problems()
+    assert problems and all(event_id in p for p in problems), problems
 
 
 def test_retry_of_an_attempt_that_died_is_answered(make_rig: RigFactory) -> None:

@@ -244,7 +244,7 @@ def _open(emulator: SlackEmulator, token: str) -> dict[str, Any]:
 def test_the_emulator_speaks_socket_mode() -> None:
     # Long enough for this test's own ack of the slash command on a busy machine; the three
     # unacked envelopes cost three of it.
-    with SlackEmulator(transport="socket", ack_timeout_s=2.0, socket_retries=2) as emulator:
+    with SlackEmulator(transport="socket", ack_timeout_s=2.0, event_retries=2) as emulator:
         emulator.add_user(ALICE, "alice")
         emulator.add_channel(CHANNEL, "general", members=[ALICE])
         assert _open(emulator, emulator.bot_token)["error"] == "not_allowed_token_type"

@@ -217,7 +217,9 @@ class GatedClient(FakeClient):
 
 
 def _statuses(client: FakeClient) -> list[str]:
-    return [c[2]["status"] for c in client.calls if c[0] == "assistant_threads_setStatus"]
+    """The step texts shown, in order (each sent as the one loading message)."""
+    sent = [c[2] for c in client.calls if c[0] == "assistant_threads_setStatus"]
+    return [" | ".join(kwargs.get("loading_messages") or [kwargs["status"]]) for kwargs in sent]
 
 
 def _wait_until(condition: Callable[[], bool]) -> None:
