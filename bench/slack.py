@@ -249,6 +249,49 @@ def bench_throughput(db: GraphDB, tmp: Path, single: int, threads: int = 50) -> 
     }
 
 
+GENERATE_S = 2.0
+"""The scripted model's generate (and evaluate) time in the rows-first measurement."""
+
+
+def _shows_rows(r: SlackRig, ts: str) -> bool:
+    """A row value of TEAM_SIZES is in the thread: its status line or one of its messages."""
+    texts = [r.emulator.statuses.get((CHANNEL, ts), "")]
+    texts += [str(m.get("text", "")) for m in r.emulator.messages(CHANNEL, ts)]
+    return any("Notifications" in text for text in texts)
+
+
+def bench_first_content(db: GraphDB, tmp: Path, questions: int) -> dict[str, float]:
+    """Event → first useful content in the thread (a row value in the status line or a
+    message), with a 2 s generate and a 2 s evaluate step; and → the final answer."""
+    delays = {"generate": GENERATE_S, "evaluate": GENERATE_S}
+    model = ScriptedChatModel(
+        responder=graph_responder(lambda q: TEAM_SIZES, delay_s=lambda kind: delays.get(kind, 0))
+    )
+    data_dir = tmp / "first-content"
+    settings = rig_settings(data_dir)
+    first: list[float] = []
+    final: list[float] = []
+    with open_memory(settings.memory_location) as memory:
+        agent = build_agent(settings, memory.examples, db=db, llms=LLMs(cypher=model, fast=model))
+        with slack_rig(agent, data_dir, memory=memory, slack_rate_limits=False) as r:
+            for i in range(questions):
+                started = time.perf_counter()
+                mention = r.mention(f"Which teams have the most people? #{i}")
+                ts = str(mention["ts"])
+
+                r.emulator.wait_for(lambda ts=ts: _shows_rows(r, ts), 60)
+                first.append((time.perf_counter() - started) * 1000)
+                r.emulator.wait_for(lambda ts=ts: r.answers(CHANNEL, ts), 60)
+                final.append((time.perf_counter() - started) * 1000)
+    return {
+        "questions": questions,
+        "generate_ms": GENERATE_S * 1000,
+        "first_p50_ms": percentile(first, 50),
+        "first_max_ms": max(first),
+        "final_p50_ms": percentile(final, 50),
+    }
+
+
 def run(quick: bool = False) -> dict[str, Any]:
     """Run the Slack benchmark; `quick` uses fewer rounds and questions."""
     from graph_agent.demo import load_demo
@@ -264,6 +307,7 @@ def run(quick: bool = False) -> dict[str, Any]:
                 "ack_socket": bench_ack_socket(tmp, rounds=2 if quick else 5),
                 "overhead": bench_overhead(db, tmp, questions=10 if quick else 40),
                 "throughput": bench_throughput(db, tmp, single=3 if quick else 6),
+                "first_content": bench_first_content(db, tmp, questions=3 if quick else 8),
             }
         finally:
             db.close()
@@ -272,7 +316,7 @@ def run(quick: bool = False) -> dict[str, Any]:
 
 def markdown(results: dict[str, Any]) -> str:
     ack, overhead, tp = results["ack"], results["overhead"], results["throughput"]
-    socket = results["ack_socket"]
+    socket, first = results["ack_socket"], results["first_content"]
     return "\n".join(
         [
             "## Slack bot (real Bolt app over HTTP or in Socket Mode, local Slack API emulator, demo graph)",
@@ -288,6 +332,10 @@ def markdown(results: dict[str, Any]) -> str:
             f"| answers/s, 0.5 s LLM, one thread | {tp['one_thread_per_s']:.2f} |",
             f"| answers/s, 0.5 s LLM, {tp['threads']} threads at once ({tp['workers']} workers) | {tp['many_threads_per_s']:.2f} |",
             f"| ratio | {tp['ratio']:.1f}× |",
+            f"| 50 conversations' time / one conversation's | {tp['threads'] / tp['ratio']:.2f}× |",
+            f"| event → first rows in the thread, {first['generate_ms'] / 1000:.0f} s generate + {first['generate_ms'] / 1000:.0f} s evaluate ({first['questions']} questions): p50 | {first['first_p50_ms']:.0f} ms |",
+            f"| event → first rows: worst | {first['first_max_ms']:.0f} ms |",
+            f"| event → final answer, same questions: p50 | {first['final_p50_ms']:.0f} ms |",
         ]
     )
 

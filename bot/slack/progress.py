@@ -11,7 +11,7 @@ from typing import Any
 from slack_sdk import WebClient
 from slack_sdk.errors import SlackApiError
 
-from bot.slack.render import Rendered, Streamed, split_text
+from bot.slack.render import Rendered, Streamed, shown, split_text, truncate
 from bot.slack.throttle import SlackThrottle
 from graph_agent.result import ProgressEvent
 
@@ -33,6 +33,10 @@ STATUS = "is working on your question…"
 """The assistant status, the same for a whole question. The changing step texts go as
 `loading_messages`, which Slack shows as written (it may reword `status`), as Slack's
 assistant template does."""
+PREVIEW_CHARS = 1_500
+"""Rows shown in a placeholder while the answer is written (the rest comes with the answer)."""
+STATUS_PREVIEW_CHARS = 150
+"""Rows shown in the status line's loading message: one short line."""
 PIECE_CHARS = 3_000
 """Text per message when a refused message is posted in pieces: well under the ~4,000
 characters of `text` where Slack answers msg_too_long."""
@@ -111,6 +115,8 @@ class Progress:
         self._last_sent = 0.0
         self._last_text = ""
         self._pending: str | None = None
+        self._urgent = False
+        """The pending text is the rows found: sent at once, not after the step interval."""
         self._timer: threading.Timer | None = None
         self._sending = False
         self._closed = False
@@ -134,15 +140,22 @@ class Progress:
         The agent calls this from its event loop, which every question in the process shares,
         so the Slack call happens on a timer thread, not here."""
         with self._lock:
-            if self._closed or event.text == self._last_text:
+            text = preview_text(event.preview, self._mode) if event.preview else event.text
+            if self._closed or text == self._last_text:
                 return
-            self._pending = event.text
+            self._pending = text
+            # Rows first: what was found is the first useful thing the person sees, so it
+            # does not wait for the step interval (still within the shared budget).
+            if event.preview and not self._urgent and self._timer is not None:
+                self._timer.cancel()  # a step waiting for its interval: the rows go instead
+                self._timer = None
+            self._urgent = self._urgent or bool(event.preview)
             self._schedule()
 
     def _schedule(self) -> None:
         """Start the timer for the pending step (lock held)."""
         if self._timer is None and not self._sending and self._pending is not None:
-            wait = self._interval - (time.monotonic() - self._last_sent)
+            wait = 0.0 if self._urgent else self._interval - (time.monotonic() - self._last_sent)
             self._timer = threading.Timer(max(wait, 0.0), self._flush)
             self._timer.daemon = True
             self._timer.start()
@@ -152,7 +165,7 @@ class Progress:
             self._timer = None
             if self._closed or self._pending is None:
                 return
-            text, self._pending = self._pending, None
+            text, self._pending, self._urgent = self._pending, None, False
             self._sending = True
             self._last_sent = time.monotonic()
             self._last_text = text
@@ -298,6 +311,17 @@ class Progress:
 
     def _call(self, method: str, **kwargs: Any) -> dict[str, Any] | None:
         return call(self._client, method, **kwargs)
+
+
+def preview_text(preview: str, mode: str) -> str:
+    """The rows found, shown while the model writes the answer: a short line for the status
+    line's loading message, else a few lines for the placeholder message. Database values,
+    so shown through `shown` like every stored value."""
+    if mode == "status":
+        # Plain text (not parsed by Slack); "@" kept from ever reading as a broadcast anyway.
+        line = shown(" ".join(preview.split()), "plain").replace("@", "@\u200b")
+        return truncate(f"Found: {line}", STATUS_PREVIEW_CHARS) + " · writing the answer…"
+    return f"_Found (writing the answer…):_\n{truncate(shown(preview), PREVIEW_CHARS)}"
 
 
 def _without_retries(client: WebClient) -> WebClient:

@@ -72,3 +72,51 @@ def test_pieces_fit_a_message_and_lose_nothing(texts: list[str]) -> None:
     for text in texts:
         if len(text) <= PIECE_CHARS and text.strip():
             assert any(text in piece for piece in pieces), "a text that fits is never cut"
+
+
+def _status_texts(client: FakeClient) -> list[str]:
+    return [str(c["loading_messages"][0]) for c in _set_status_calls(client)]  # type: ignore[index]
+
+
+def test_the_rows_found_skip_the_step_interval_and_replace_the_waiting_step() -> None:
+    """Rows first (issue 29): a step waits for the interval (an hour here); the rows found
+    replace it and go at once, neutralised like every stored value."""
+    client = FakeClient()
+    progress = Progress(client, "C", "1.1", status=StatusSupport(), min_interval_s=3600.0)  # type: ignore[arg-type]
+    progress.start()
+    progress.update(ProgressEvent("execute", "Running it…"))
+    progress.update(
+        ProgressEvent("evaluate", "Reading the results…", preview="• Payments @channel\n• Mobile")
+    )
+    _wait_until(lambda: len(_set_status_calls(client)) == 2)
+    progress.finish(render.notice("the answer"))
+    shown = _status_texts(client)
+    assert shown[0] == "Working on it…" and "Running it…" not in shown
+    assert shown[1].startswith("Found: • Payments @\u200bchannel • Mobile"), shown[1]
+    assert shown[1].endswith("writing the answer…")
+
+
+def test_in_a_placeholder_the_rows_found_are_a_few_safe_lines() -> None:
+    client = FakeClient()
+    progress = Progress(
+        client, "C", "1.1", status=StatusSupport(enabled=False), min_interval_s=3600.0
+    )  # type: ignore[arg-type]
+    progress.start()
+    progress.update(
+        ProgressEvent("evaluate", "Reading…", preview="• <!here> *Payments*\n" + "• x\n" * 2000)
+    )
+    _wait_until(lambda: any(c[0] == "chat_update" for c in client.calls))
+    progress.finish(render.notice("the answer"))
+    first_update = next(c[2] for c in client.calls if c[0] == "chat_update")
+    text = str(first_update["text"])
+    assert text.startswith("_Found (writing the answer…):_\n• &lt;!here&gt; ∗Payments∗")
+    assert len(text) < 1_600 and text.endswith("…")
+
+
+def test_a_step_without_rows_still_waits_for_the_interval() -> None:
+    client = FakeClient()
+    progress = Progress(client, "C", "1.1", status=StatusSupport(), min_interval_s=3600.0)  # type: ignore[arg-type]
+    progress.start()
+    progress.update(ProgressEvent("execute", "Running it…"))
+    progress.finish(render.notice("the answer"))
+    assert "Running it…" not in _status_texts(client)
