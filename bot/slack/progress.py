@@ -33,6 +33,9 @@ STATUS = "is working on your question…"
 """The assistant status, the same for a whole question. The changing step texts go as
 `loading_messages`, which Slack shows as written (it may reword `status`), as Slack's
 assistant template does."""
+SETTLE_S = 0.15
+"""A step waits this long for a later one (steps come in bursts): what shows after a model
+call is the last of its burst, usually the rows found, not "Checking the query…"."""
 PREVIEW_CHARS = 1_500
 """Rows shown in a placeholder while the answer is written (the rest comes with the answer)."""
 STATUS_PREVIEW_CHARS = 150
@@ -115,8 +118,6 @@ class Progress:
         self._last_sent = 0.0
         self._last_text = ""
         self._pending: str | None = None
-        self._urgent = False
-        """The pending text is the rows found: sent at once, not after the step interval."""
         self._timer: threading.Timer | None = None
         self._sending = False
         self._closed = False
@@ -143,20 +144,23 @@ class Progress:
             text = preview_text(event.preview, self._mode) if event.preview else event.text
             if self._closed or text == self._last_text:
                 return
+            # Latest wins: the rows found replace a step still waiting to go out.
             self._pending = text
-            # Rows first: what was found is the first useful thing the person sees, so it
-            # does not wait for the step interval (still within the shared budget).
-            if event.preview and not self._urgent and self._timer is not None:
-                self._timer.cancel()  # a step waiting for its interval: the rows go instead
-                self._timer = None
-            self._urgent = self._urgent or bool(event.preview)
             self._schedule()
+
+    @property
+    def pending(self) -> str | None:
+        """The text that goes out next (None: nothing waiting)."""
+        with self._lock:
+            return self._pending
 
     def _schedule(self) -> None:
         """Start the timer for the pending step (lock held)."""
         if self._timer is None and not self._sending and self._pending is not None:
-            wait = 0.0 if self._urgent else self._interval - (time.monotonic() - self._last_sent)
-            self._timer = threading.Timer(max(wait, 0.0), self._flush)
+            # At most one update per interval, and never before the steps that come in a burst
+            # (validate, execute, the rows found: a few ms apart) have settled on the last one.
+            wait = self._interval - (time.monotonic() - self._last_sent)
+            self._timer = threading.Timer(max(wait, SETTLE_S), self._flush)
             self._timer.daemon = True
             self._timer.start()
 
@@ -165,7 +169,7 @@ class Progress:
             self._timer = None
             if self._closed or self._pending is None:
                 return
-            text, self._pending, self._urgent = self._pending, None, False
+            text, self._pending = self._pending, None
             self._sending = True
             self._last_sent = time.monotonic()
             self._last_text = text
