@@ -1,9 +1,10 @@
 """Slack bot benchmark: ack latency under concurrent events (over HTTP and in Socket Mode),
-end-to-end overhead per question, answers per second with many threads vs one (real Bolt app,
-emulator, agent, demo graph)."""
+the slash command's ack with a slow example store, end-to-end overhead per question, answers
+per second with many threads vs one (real Bolt app, emulator, agent, demo graph)."""
 
 from __future__ import annotations
 
+import functools
 import http.client
 import json
 import subprocess
@@ -15,7 +16,7 @@ import urllib.parse
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
@@ -25,7 +26,7 @@ from graph_agent.graphdb import GraphDB, connect
 from graph_agent.llm import LLMs
 from memory import open_memory
 from rig.scripted_llm import ScriptedChatModel
-from rig.slack import CHANNEL, SlackRig, graph_responder, rig_settings, slack_rig
+from rig.slack import ALICE, CHANNEL, SlackRig, graph_responder, rig_settings, slack_rig
 
 TEAM_SIZES = (
     "MATCH (p:Person)-[:MEMBER_OF]->(t:Team) "
@@ -279,9 +280,9 @@ def bench_first_content(db: GraphDB, tmp: Path, questions: int) -> dict[str, flo
                 mention = r.mention(f"Which teams have the most people? #{i}")
                 ts = str(mention["ts"])
 
-                r.emulator.wait_for(lambda ts=ts: _shows_rows(r, ts), 60)
+                r.emulator.wait_for(functools.partial(_shows_rows, r, ts), 60)
                 first.append((time.perf_counter() - started) * 1000)
-                r.emulator.wait_for(lambda ts=ts: r.answers(CHANNEL, ts), 60)
+                r.emulator.wait_for(functools.partial(r.answers, CHANNEL, ts), 60)
                 final.append((time.perf_counter() - started) * 1000)
     return {
         "questions": questions,
@@ -290,6 +291,80 @@ def bench_first_content(db: GraphDB, tmp: Path, questions: int) -> dict[str, flo
         "first_max_ms": max(first),
         "final_p50_ms": percentile(final, 50),
     }
+
+
+STORE_DELAY_S = 2.0
+"""How long each example-store read takes in the slash-command measurement."""
+
+
+class _SlowExamples:
+    """The example store with every read taking STORE_DELAY_S (a far database, a busy disk,
+    or EMBEDDINGS_MODEL behind a slow endpoint)."""
+
+    READS = frozenset({"similar", "exact", "list", "get", "has_schema_examples"})
+
+    def __init__(self, store: object) -> None:
+        self._store = store
+
+    def __getattr__(self, name: str) -> Any:
+        found = getattr(self._store, name)
+        if name not in self.READS:
+            return found
+
+        def slow(*args: Any, **kwargs: Any) -> Any:
+            time.sleep(STORE_DELAY_S)
+            return found(*args, **kwargs)
+
+        return slow
+
+
+def bench_command_slow_store(db: GraphDB, tmp: Path, commands: int) -> dict[str, Any]:
+    """`/cypherbot examples` with every example-store read taking 2 s, one command after
+    another: the time from the emulator sending each command to its ack, over HTTP and in
+    Socket Mode. The replies come through response_url once the store answers (all of them
+    are waited for). App and emulator share this process, so the figure includes some of
+    the harness, as the Socket Mode ack figure does."""
+    model = ScriptedChatModel(responder=graph_responder(lambda q: TEAM_SIZES))
+    workers = Settings.model_fields["workers"].default
+    sent = commands + 1  # the first warms up (imports, connections)
+    results: dict[str, Any] = {}
+    for transport in ("http", "socket"):
+        data_dir = tmp / f"command-{transport}"
+        settings = rig_settings(data_dir, workers=workers)
+        acks: list[float] = []
+        with open_memory(settings.memory_location) as memory:
+            cast(Any, memory).examples = _SlowExamples(memory.examples)
+            agent = build_agent(
+                settings, memory.examples, db=db, llms=LLMs(cypher=model, fast=model)
+            )
+            with slack_rig(
+                agent,
+                data_dir,
+                memory=memory,
+                slack_rate_limits=False,
+                transport=transport,
+                workers=workers,
+            ) as r:
+                for n in range(sent):
+                    delivery = r.emulator.slash_command(ALICE, CHANNEL, "examples")
+                    if not delivery.acked:
+                        raise RuntimeError(f"/cypherbot was not acknowledged ({transport})")
+                    if n:
+                        acks.append(delivery.elapsed_s * 1000)
+                r.emulator.wait_for(
+                    lambda: len(r.emulator.calls_to("response_url")) >= sent,
+                    120,
+                    "a /cypherbot reply never came",
+                )
+                r.settle(120)
+        results[transport] = {
+            "commands": len(acks),
+            "store_delay_s": STORE_DELAY_S,
+            "p50_ms": percentile(acks, 50),
+            "p99_ms": percentile(acks, 99),
+            "max_ms": max(acks),
+        }
+    return results
 
 
 def run(quick: bool = False) -> dict[str, Any]:
@@ -305,6 +380,9 @@ def run(quick: bool = False) -> dict[str, Any]:
             return {
                 "ack": bench_ack(tmp, rounds=2 if quick else 5),
                 "ack_socket": bench_ack_socket(tmp, rounds=2 if quick else 5),
+                "command_slow_store": bench_command_slow_store(
+                    db, tmp, commands=5 if quick else 20
+                ),
                 "overhead": bench_overhead(db, tmp, questions=10 if quick else 40),
                 "throughput": bench_throughput(db, tmp, single=3 if quick else 6),
                 "first_content": bench_first_content(db, tmp, questions=3 if quick else 8),
@@ -317,6 +395,15 @@ def run(quick: bool = False) -> dict[str, Any]:
 def markdown(results: dict[str, Any]) -> str:
     ack, overhead, tp = results["ack"], results["overhead"], results["throughput"]
     socket, first = results["ack_socket"], results["first_content"]
+    command_rows: list[str] = []
+    for transport, over in (("http", "over HTTP"), ("socket", "in Socket Mode")):
+        c = (results.get("command_slow_store") or {}).get(transport)
+        if c:
+            delay = f"{c['store_delay_s']:.0f} s"
+            command_rows += [
+                f"| `/cypherbot` ack, example store {delay} slow, {over} ({c['commands']} commands): p50 | {c['p50_ms']:.1f} ms |",
+                f"| `/cypherbot` ack, {delay} store, {over}: p99 | {c['p99_ms']:.1f} ms |",
+            ]
     return "\n".join(
         [
             "## Slack bot (real Bolt app over HTTP or in Socket Mode, local Slack API emulator, demo graph)",
@@ -327,6 +414,7 @@ def markdown(results: dict[str, Any]) -> str:
             f"| ack latency: p99 | {ack['p99_ms']:.1f} ms |",
             f"| ack latency in Socket Mode, 20 concurrent envelopes ({socket['events']} events): p50 | {socket['p50_ms']:.1f} ms |",
             f"| ack latency in Socket Mode: p99 | {socket['p99_ms']:.1f} ms |",
+            *command_rows,
             f"| event → final answer posted, instant LLM ({overhead['questions']} questions): p50 | {overhead['p50_ms']:.0f} ms |",
             f"| event → final answer posted: p95 | {overhead['p95_ms']:.0f} ms |",
             f"| answers/s, 0.5 s LLM, one thread | {tp['one_thread_per_s']:.2f} |",

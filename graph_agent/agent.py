@@ -169,9 +169,20 @@ class Agent:
         started = time.perf_counter()
         policy = policy or self.policy
         try:
-            full = await asyncio.to_thread(lambda: self.schema)
+            # Bounded like the rest of the run: an engine that is stopped rather than gone
+            # (SIGSTOP, a frozen VM) answers no read and raises nothing, and the first read of
+            # the schema happens here. The read goes on in its thread and caches the schema
+            # once the engine is back.
+            full = await asyncio.wait_for(
+                asyncio.to_thread(lambda: self.schema), self.config.question_deadline_s
+            )
         except GraphError as exc:
             logger.warning("graph unavailable: %s", exc)
+            return failure(question, "graph_down", FAILURE_TEXT["graph_down"], started)
+        except TimeoutError:
+            logger.warning(
+                "graph unavailable: no schema within %.0f s", self.config.question_deadline_s
+            )
             return failure(question, "graph_down", FAILURE_TEXT["graph_down"], started)
         schema = restricted_schema(full, policy)
         setup_ms = (time.perf_counter() - started) * 1000

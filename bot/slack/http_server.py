@@ -7,8 +7,9 @@ that sends half its headers and stalls keeps its slot), so the protocol here add
 Bolt's synchronous `App` dispatches on the event loop, as Bolt's adapter does: our listeners
 only claim a delivery (one SQLite write) and enqueue, and handing each dispatch to a thread
 pool doubled the ack latency under a burst (every hand-off waits for the GIL). The health
-checks, which may wait on a sick engine, do run on threads. TLS and scale-out belong to the
-reverse proxy or load balancer in front.
+checks, which may wait on a sick engine for ever, run on threads of their own and are waited
+for at most `HTTPLimits.health_wait_s` (`bot/slack/health.py`). TLS and scale-out belong to
+the reverse proxy or load balancer in front.
 """
 
 from __future__ import annotations
@@ -18,8 +19,7 @@ import json
 import logging
 import socket
 import threading
-from collections.abc import Callable, Mapping
-from concurrent.futures import ThreadPoolExecutor
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any, cast
 
@@ -32,12 +32,10 @@ from slack_bolt.request import BoltRequest
 from uvicorn.protocols.http.h11_impl import H11Protocol
 
 from bot.slack.delivery import after_response
+from bot.slack.health import HealthCheck, HealthChecks
 from bot.slack.http_gate import ASGIApp, GateLimits, Receive, Scope, Send, SlackGate, respond
 
 logger = logging.getLogger(__name__)
-
-HealthCheck = Callable[[], object]
-"""Raises when the thing it checks is down; its return value (e.g. a version) is reported."""
 
 EVENTS_PATH = "/slack/events"
 HEALTH_PATH = "/healthz"
@@ -63,8 +61,10 @@ class HTTPLimits:
     usual 1,024 open files, which SQLite, the graph engine and the Slack client share."""
     backlog: int = 128
     """Pending connections the kernel queues (Slack may deliver a few dozen events at once)."""
-    health_timeout_s: float = 10.0
-    """A health check slower than this counts as failed."""
+    health_wait_s: float = 0.5
+    """How long `/healthz` waits for its checks: one still running then is reported `slow`
+    (and not ok) while it goes on, so the route answers within a second whatever a
+    dependency does (a paused engine holds a read for ever)."""
     shutdown_timeout_s: int = 5
     """Requests still running at stop get this long to finish."""
 
@@ -166,7 +166,7 @@ class SlackHTTPServer:
         # Bolt keeps the secret it verifies with but does not expose it; the gate must use
         # the same one, so it is read from the app unless given.
         secret = signing_secret or str(getattr(app, "_signing_secret", "") or "")
-        self._health_pool = ThreadPoolExecutor(2, thread_name_prefix="slack-health")
+        self._health = HealthChecks(self.limits.health_wait_s)
         # Bolt types its ASGI scope as a plain dict; uvicorn's is the same object.
         bolt = cast(ASGIApp, _BoltHandler(app, path=EVENTS_PATH))
         gate = SlackGate(
@@ -221,33 +221,11 @@ class SlackHTTPServer:
         if self._thread is not None and self._thread is not threading.current_thread():
             self._thread.join(self.limits.shutdown_timeout_s + 5)
         self._socket.close()
-        self._health_pool.shutdown(wait=False)
-
-    def check_health(self) -> tuple[bool, dict[str, Any]]:
-        """Run every health check: (all ok, details without secrets)."""
-        report: dict[str, Any] = {}
-        healthy = True
-        for name, check in self.health.items():
-            try:
-                value = check()
-                report[name] = {"ok": True, **({"detail": str(value)} if value else {})}
-            except Exception as exc:
-                healthy = False
-                report[name] = {"ok": False, "error": type(exc).__name__}
-                logger.warning("health check %s failed: %s", name, exc)
-        return healthy, report
 
     async def check_health_async(self) -> tuple[bool, dict[str, Any]]:
-        """`check_health` off the event loop, bounded by `limits.health_timeout_s`."""
-        loop = asyncio.get_running_loop()
-        try:
-            return await asyncio.wait_for(
-                loop.run_in_executor(self._health_pool, self.check_health),
-                self.limits.health_timeout_s,
-            )
-        except TimeoutError:
-            logger.warning("health checks took over %.0f s", self.limits.health_timeout_s)
-            return False, {"error": "timeout"}
+        """(all ok, details without secrets) within about `limits.health_wait_s`: a check
+        still running then is reported `{"ok": false, "status": "slow", ...}`."""
+        return await self._health.check(self.health)
 
 
 def _listening_socket(host: str, port: int, backlog: int) -> socket.socket:
