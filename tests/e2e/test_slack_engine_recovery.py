@@ -19,9 +19,7 @@ import pytest
 from langchain_core.messages import BaseMessage
 
 from bot.wiring import build_agent
-from graph_agent.demo import load_demo
-from graph_agent.graphdb import connect
-from graph_agent.graphdb.embedded import MEMORY_LIMIT_ENV, EmbeddedServer, embedded_server
+from graph_agent.graphdb.embedded import EmbeddedServer
 from graph_agent.graphdb.falkor import FalkorGraph
 from graph_agent.llm import LLMs
 from graph_agent.nodes import execution as nodes_execute
@@ -43,18 +41,6 @@ def _kill_9(server: EmbeddedServer) -> None:
     assert server.pid is not None and server._process is not None
     os.kill(server.pid, signal.SIGKILL)
     server._process.wait(timeout=30)
-
-
-@pytest.fixture
-def engine(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[FalkorGraph]:
-    monkeypatch.setenv(MEMORY_LIMIT_ENV, "1024")
-    db = connect("embedded", data_dir=tmp_path / "graph", graph_name="demo")
-    assert isinstance(db, FalkorGraph)
-    load_demo(db)
-    db.persist()
-    yield db
-    db.close()
-    embedded_server(tmp_path / "graph").stop()
 
 
 class Model:

@@ -25,10 +25,7 @@ import pytest
 
 from bot.playground.emulator import Delivery, Transport
 from bot.wiring import build_agent
-from graph_agent.demo import load_demo
 from graph_agent.errors import FAILURE_TEXT
-from graph_agent.graphdb import connect
-from graph_agent.graphdb.embedded import embedded_server
 from graph_agent.graphdb.falkor import FalkorGraph
 from graph_agent.llm import LLMs
 from memory import open_memory
@@ -53,18 +50,6 @@ LIMITS: dict[str, Any] = {"question_deadline_s": 4.0, "query_timeout_s": 1.0}
 GRAPH_DOWN = FAILURE_TEXT["graph_down"]
 OUT_OF_TIME = FAILURE_TEXT["deadline"]
 INTERNALS = ("redis", "Traceback", "Timeout", "SIGSTOP", "socket")
-
-
-@pytest.fixture
-def engine(tmp_path: Path) -> Iterator[FalkorGraph]:
-    """A private embedded engine with the demo graph: pausing it touches no other test."""
-    db = connect("embedded", data_dir=tmp_path / "graph", graph_name="demo")
-    assert isinstance(db, FalkorGraph)
-    load_demo(db)
-    db.persist()
-    yield db
-    db.close()
-    embedded_server(tmp_path / "graph").stop()
 
 
 @contextmanager

