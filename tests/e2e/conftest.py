@@ -8,8 +8,9 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from langchain_core.messages import BaseMessage
 
-from bot.playground.emulator import Transport
+from bot.playground.emulator import SlackEmulator, Transport
 from bot.wiring import build_agent
 from graph_agent.graphdb import GraphDB, connect
 from graph_agent.graphdb.embedded import MEMORY_LIMIT_ENV, embedded_server
@@ -17,7 +18,7 @@ from graph_agent.graphdb.falkor import FalkorGraph
 from graph_agent.llm import LLMs
 from memory import open_memory
 from rig.scripted_llm import ScriptedChatModel
-from rig.slack import SlackRig, rig_settings, slack_rig
+from rig.slack import SlackRig, prompt_kind, rig_settings, slack_rig
 
 RigFactory = Callable[..., SlackRig]
 
@@ -83,3 +84,24 @@ def engine(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[FalkorGr
     yield db
     db.close()
     embedded_server(tmp_path / "graph").stop()
+
+
+class HeldStep:
+    """A scripted-model responder whose `kind` step (generate, evaluate…) waits until
+    `condition(emulator)` holds: orders what the thread shows against the model's steps
+    without timing them. Set `emulator` once the rig is up; the wait is a hang detector."""
+
+    def __init__(
+        self,
+        kind: str,
+        condition: Callable[[SlackEmulator], bool],
+        responder: Callable[[list[BaseMessage]], str],
+    ) -> None:
+        self.kind, self.condition, self.responder = kind, condition, responder
+        self.emulator: SlackEmulator | None = None
+
+    def __call__(self, messages: list[BaseMessage]) -> str:
+        if prompt_kind(messages) == self.kind and self.emulator is not None:
+            emulator = self.emulator
+            emulator.wait_for(lambda: self.condition(emulator), 30, f"held {self.kind} step")
+        return self.responder(messages)

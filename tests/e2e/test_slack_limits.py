@@ -17,7 +17,7 @@ from rig.scripted_llm import (
     guard_reply,
 )
 from rig.slack import ALICE, BOB, CHANNEL, answer_text, graph_responder
-from tests.e2e.conftest import RigFactory
+from tests.e2e.conftest import HeldStep, RigFactory
 
 TEAM_COUNT = "MATCH (t:Team) RETURN count(t) AS teams"
 
@@ -71,8 +71,16 @@ def test_a_long_answer_continues_in_the_thread_within_slacks_block_text_limit(
 
 
 def test_a_rate_limited_progress_step_is_dropped_not_retried(make_rig: RigFactory) -> None:
-    model = ScriptedChatModel(responder=graph_responder(lambda q: TEAM_COUNT))
-    rig = make_rig(model, status_supported=False, progress_interval_s=0.0)
+    # The query is written only once a progress step has met the rate limit.
+    held = HeldStep(
+        "generate",
+        lambda emulator: any(c.status == 429 for c in emulator.calls_to("chat.update")),
+        graph_responder(lambda q: TEAM_COUNT),
+    )
+    rig = make_rig(
+        ScriptedChatModel(responder=held), status_supported=False, progress_interval_s=0.0
+    )
+    held.emulator = rig.emulator
     # The placeholder is posted, then every progress step edits it with chat.update.
     rig.emulator.fail_next("chat.update", "ratelimited", status=429, retry_after=3)
     mention = rig.mention("How many teams are there?")

@@ -9,7 +9,7 @@ from __future__ import annotations
 from bot.slack.progress import STATUS, STREAM_MAX_CHARS
 from rig.scripted_llm import ScriptedChatModel, cypher_reply, evaluation_reply, guard_reply
 from rig.slack import ALICE, CHANNEL, answer_text, graph_responder
-from tests.e2e.conftest import RigFactory
+from tests.e2e.conftest import HeldStep, RigFactory
 
 TEAM_COUNT = "MATCH (t:Team) RETURN count(t) AS teams"
 
@@ -142,7 +142,14 @@ def test_an_answer_too_long_for_one_stream_is_posted_whole(make_rig: RigFactory)
 def test_the_status_stays_put_and_the_steps_show_as_loading_messages(
     make_rig: RigFactory,
 ) -> None:
-    rig = make_rig(_model(), progress_interval_s=0.0)
+    # The query is written only once a step after "Working on it…" has shown.
+    held = HeldStep(
+        "generate",
+        lambda emulator: len(emulator.calls_to("assistant.threads.setStatus")) >= 2,
+        graph_responder(lambda q: TEAM_COUNT),
+    )
+    rig = make_rig(ScriptedChatModel(responder=held), progress_interval_s=0.0)
+    held.emulator = rig.emulator
     mention = rig.mention("How many teams are there?")
     rig.wait_answers(CHANNEL, mention["ts"])
     calls = rig.emulator.calls_to("assistant.threads.setStatus")
