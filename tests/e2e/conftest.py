@@ -105,3 +105,17 @@ class HeldStep:
             emulator = self.emulator
             emulator.wait_for(lambda: self.condition(emulator), 30, f"held {self.kind} step")
         return self.responder(messages)
+
+
+def command_reply(rig: SlackRig, delivery: Any, timeout: float = 90.0) -> Any:
+    """The app's POST to a slash command's response_url (the emulator's recorded call), once
+    it came; `timeout` is a hang detector."""
+    response_id = str(delivery.payload["response_url"]).rsplit("/", 1)[-1]
+
+    def replies() -> list[Any]:
+        calls = rig.emulator.calls_to("response_url")
+        return [c for c in calls if c.params.get("response_id") == response_id]
+
+    rig.emulator.wait_for(replies, timeout, "no reply to the command")
+    [reply] = replies()
+    return reply

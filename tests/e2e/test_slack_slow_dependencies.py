@@ -42,6 +42,7 @@ from rig.slack import (
     rig_settings,
     slack_rig,
 )
+from tests.e2e.conftest import command_reply
 from tests.support.fake_openai import FakeOpenAI
 
 TEAM_SIZES = (
@@ -166,19 +167,6 @@ def assert_acked_first_time(rig: SlackRig, deliveries: list[Delivery]) -> None:
     assert problems == [], "\n".join(problems)
 
 
-def command_reply(rig: SlackRig, delivery: Delivery) -> Any:
-    """The app's POST to the command's response_url, once it came."""
-    response_id = str(delivery.payload["response_url"]).rsplit("/", 1)[-1]
-
-    def replies() -> list[Any]:
-        calls = rig.emulator.calls_to("response_url")
-        return [c for c in calls if c.params.get("response_id") == response_id]
-
-    rig.emulator.wait_for(replies, HANG_S, "no reply to the command")
-    [reply] = replies()
-    return reply
-
-
 def test_a_mention_is_acked_while_the_store_and_the_graph_are_held(held: HeldRig) -> None:
     rig, hold = held.rig, held.hold
     text = f"<@{rig.bot_user}> Which teams have the most people?"
@@ -209,7 +197,7 @@ def test_the_slash_command_is_acked_while_the_store_and_the_graph_are_held(
         delivery = rig.emulator.slash_command(ALICE, CHANNEL, "help")
         hold.wait_for_a_blocked_read()
     assert delivery.kind == "slash_commands" and delivery.body == ""
-    reply = command_reply(rig, delivery)
+    reply = command_reply(rig, delivery, HANG_S)
     assert reply.params["response_type"] == "ephemeral"
     assert "The graph holds" in json.dumps(reply.params["blocks"])
     assert delivery.acked_seq is not None and delivery.acked_seq < reply.seq
@@ -276,7 +264,7 @@ def test_a_held_embeddings_endpoint_holds_no_ack_and_not_healthz(
                 [answer] = rig.wait_answers(CHANNEL, message["ts"], timeout=HANG_S)
                 assert "people" in answer_text(answer)
                 assert "Nobody has taught me" in json.dumps(
-                    command_reply(rig, command).params["blocks"]
+                    command_reply(rig, command, HANG_S).params["blocks"]
                 )
                 assert "embeddings" in hold.reads and hold.hung == []
                 assert_acked_first_time(rig, [*deliveries, command])
