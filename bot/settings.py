@@ -10,6 +10,7 @@ from urllib.parse import urlsplit
 from pydantic import Field, SecretStr, field_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
+from graph_agent.config import GuardFirst
 from guardrails.channels import parse_channel_restrictions
 from guardrails.redact import SecretFilter
 
@@ -82,13 +83,14 @@ class Settings(BaseSettings):
         description="Schema paths from the question's named values to what it asks about, "
         "shown to the model as ready MATCH patterns (0: off).",
     )
-    guard_sure_questions: bool = Field(
-        True,
-        description="Ask the LLM guard even about a first question whose every word the graph "
-        "knows (false: the cheap checks decide it, one LLM call fewer).",
+    guard_first_questions: GuardFirst = Field(
+        "off-graph",
+        description="Which first questions the LLM guard sees after the cheap checks passed "
+        "them: `all`, `foreign-words` (a word the graph lacks), `off-graph` (no word the graph "
+        "knows; one LLM call fewer on most questions). Follow-ups always go to it.",
     )
     evaluate_plain_rows: bool = Field(
-        True,
+        False,
         description="Ask the LLM to judge and word rows that plainly answer (one value, a "
         "short list or table; false: the answer is written from the rows, one call fewer).",
     )

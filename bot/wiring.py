@@ -36,7 +36,7 @@ def agent_config(settings: Settings) -> AgentConfig:
         few_shot_k=settings.few_shot_k,
         schema_prune_labels=settings.schema_prune_labels,
         schema_paths=settings.schema_paths,
-        guard_sure_questions=settings.guard_sure_questions,
+        guard_first_questions=settings.guard_first_questions,
         evaluate_plain_rows=settings.evaluate_plain_rows,
         word_tool_answers=settings.word_tool_answers,
         history_turns=settings.history_turns,

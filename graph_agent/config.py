@@ -5,6 +5,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Literal
 
+GuardFirst = Literal["all", "foreign-words", "off-graph"]
+"""Which first questions the LLM guard sees (AgentConfig.guard_first_questions)."""
+
 
 @dataclass(frozen=True)
 class AgentConfig:
@@ -35,9 +38,12 @@ class AgentConfig:
     schema_paths: int = 3
     """Schema paths from the question's values to the labels it asks about shown to generate
     and correct, at most (graph_agent/schema_paths.py; 0: none)."""
-    guard_sure_questions: bool = True
-    """Ask the guard about a first question the cheap checks already place in the graph
-    (every content word is the graph's); False skips that call."""
+    guard_first_questions: GuardFirst = "all"
+    """Which first questions (no history) the LLM guard sees once the cheap checks passed them:
+    "all"; "foreign-words" (those with a content word the graph does not know); "off-graph"
+    (only those none of whose content words the graph knows). Follow-ups always go to it, for
+    their rewrite. The defaults here make every call; the product's Settings skip the calls
+    that had nothing to decide on the eval sets' dev splits (docs/eval.md)."""
     evaluate_plain_rows: bool = True
     """Ask the evaluator about rows that plainly answer (one value, or a short list or table);
     False writes the answer from the rows without that call."""

@@ -48,12 +48,16 @@ def manifest_events() -> list[str]:
 
 
 def rig_settings(data_dir: Path, **overrides: Any) -> Settings:
-    """Settings for a test: no environment, no .env, generous rate limits."""
+    """Settings for a test: no environment, no .env, generous rate limits, and every LLM call
+    made (the conversations tests script answer the guard and the evaluator too; the product's
+    skips of those calls have their own tests: tests/e2e/test_slack_fewer_calls.py)."""
     values: dict[str, Any] = {
         "data_dir": data_dir,
         "workers": 4,
         "rate_per_minute": 10_000,
         "rate_per_day": 100_000,
+        "guard_first_questions": "all",
+        "evaluate_plain_rows": True,
         **overrides,
     }
     return Settings(_env_file=None, **values)  # type: ignore[call-arg]

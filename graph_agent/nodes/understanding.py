@@ -9,6 +9,7 @@ from langchain_core.messages import BaseMessage
 from langgraph.runtime import Runtime
 
 from graph_agent import prompts
+from graph_agent.config import GuardFirst
 from graph_agent.context import Context
 from graph_agent.graphdb.schema import schema_vocabulary
 from graph_agent.grounding import (
@@ -84,10 +85,11 @@ async def understand(state: AgentState, runtime: Runtime[Context]) -> Update:
     update["value_hints"] = hints
     if ctx.llms is None:
         return update | {"fatal": True, "error_kind": "llm_not_configured"}
-    if not history and not ctx.config.guard_sure_questions and _sure(related):
-        # Every content word is the graph's own: the guard's call has nothing to decide (on
-        # the eval sets no such first question was ever out of scope; docs/eval.md).
-        update |= {"scope": "in_scope", "scope_reason": "every word is the graph's"}
+    if not history and not _needs_guard(ctx.config.guard_first_questions, related):
+        # A first question the cheap checks placed in the graph: the guard's call has nothing
+        # to decide (on the dev splits it never declined or rewrote one; docs/eval.md). One
+        # about something the graph lacks ("salary") is declined after its statement.
+        update |= {"scope": "in_scope", "scope_reason": "the graph knows its words"}
         return update | await _tool_for(ctx, question, question, hints)
 
     messages = prompts.GUARD.render(
@@ -146,10 +148,13 @@ async def _tool_for(
     return {"tool_request": request}
 
 
-def _sure(related: Relevance) -> bool:
-    """A first question the cheap checks place in the graph with confidence: it touches the
-    graph and has no content word the graph lacks."""
-    return bool(related.touching) and not related.foreign
+def _needs_guard(level: GuardFirst, related: Relevance) -> bool:
+    """Whether a first question the cheap checks passed still goes to the LLM guard: always
+    with "all"; with "foreign-words" when a content word is not the graph's; with "off-graph"
+    only when none of its content words is."""
+    if level == "all" or not related.touching:
+        return True
+    return level == "foreign-words" and bool(related.foreign)
 
 
 async def _stand_alone(

@@ -1,8 +1,9 @@
 """The calls the agent skips when they have nothing to decide (issue 29), on the real demo graph.
 
-A first question whose every content word the graph knows needs no guard; rows that plainly
-answer (at least one, at most 20 rows and three columns, not cut) need no evaluator. Anything
-less sure still gets the call, and a setting turns each call back on.
+A first question the cheap checks placed in the graph needs no guard (how sure is a setting:
+every word the graph's, or at least one); rows that plainly answer (at least one, at most 20
+rows and three columns, not cut) need no evaluator. Anything less sure still gets the call,
+and a setting turns each call back on.
 """
 
 from __future__ import annotations
@@ -24,7 +25,8 @@ TEAM_SIZES = (
     "MATCH (p:Person)-[:MEMBER_OF]->(t:Team) "
     "RETURN t.name AS team, count(p) AS people ORDER BY people DESC LIMIT 3"
 )
-SKIPPING = {"guard_sure_questions": False, "evaluate_plain_rows": False}
+SKIPPING = {"guard_first_questions": "off-graph", "evaluate_plain_rows": False}
+"""The product's defaults (bot/settings.py); AgentConfig's own make every call."""
 
 
 def _agent(db: GraphDB, model: ScriptedChatModel, **config: Any) -> Agent:
@@ -51,9 +53,33 @@ def test_every_call_is_back_with_the_settings_on(demo_db: GraphDB) -> None:
     assert result.answer == "Three teams."
 
 
-def test_a_word_the_graph_lacks_still_goes_to_the_guard(demo_db: GraphDB) -> None:
+def test_a_word_the_graph_lacks_goes_to_the_guard_when_set_so(demo_db: GraphDB) -> None:
     model = ScriptedChatModel(replies=[guard_reply(scope="out_of_scope", reason="pay")])
+    result = _agent(
+        demo_db, model, guard_first_questions="foreign-words", evaluate_plain_rows=False
+    ).run("What is the salary of the Payments lead?")
+    assert result.llm_steps == ["guard"]
+    assert result.outcome == "out_of_scope"
+
+
+def test_by_default_a_question_touching_the_graph_skips_the_guard(demo_db: GraphDB) -> None:
+    # "salary" is no word of the graph's, "Payments" is: the statement is written straight
+    # away, and the property the graph lacks is found in the statement (asked-but-missing),
+    # not by the guard: still declined, with what the graph does hold.
+    salary = (
+        "MATCH (p:Person)-[:MEMBER_OF]->(:Team {name: 'Payments'}) "
+        "RETURN p.name AS person, p.salary AS salary"
+    )
+    model = ScriptedChatModel(replies=[cypher_reply(salary)] * 3)
     result = _agent(demo_db, model, **SKIPPING).run("What is the salary of the Payments lead?")
+    assert result.llm_steps[0] == "generate" and "guard" not in result.llm_steps
+    assert result.outcome == "out_of_scope"
+    assert "salary" in result.answer and "people" in result.answer
+
+
+def test_a_question_with_no_word_of_the_graph_still_goes_to_the_guard(demo_db: GraphDB) -> None:
+    model = ScriptedChatModel(replies=[guard_reply(scope="out_of_scope", reason="stocks")])
+    result = _agent(demo_db, model, **SKIPPING).run("What is our share price doing lately?")
     assert result.llm_steps == ["guard"]
     assert result.outcome == "out_of_scope"
 

@@ -52,6 +52,27 @@ def cli_env(
     monkeypatch.setenv("LLM_MODEL", "local-test")
     monkeypatch.setenv("LLM_MAX_RETRIES", "2")
     monkeypatch.delenv("OPENAI_API_KEY", raising=False)
+    # Every call made, so that each one's round trip is seen (the defaults skip the guard and
+    # the evaluator here: test_cli_ask_with_the_defaults_makes_one_call).
+    monkeypatch.setenv("GUARD_FIRST_QUESTIONS", "all")
+    monkeypatch.setenv("EVALUATE_PLAIN_ROWS", "true")
+
+
+def test_cli_ask_with_the_defaults_makes_one_call(
+    cli_env: None, fake: FakeOpenAI, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.delenv("GUARD_FIRST_QUESTIONS")
+    monkeypatch.delenv("EVALUATE_PLAIN_ROWS")
+    outcome = CliRunner().invoke(
+        bot.cli.app, ["ask", "Which teams have the most people?", "--json", "--no-memory"]
+    )
+    assert outcome.exit_code == 0, outcome.output
+    result = json.loads(outcome.stdout)
+    assert result["outcome"] == "answered" and result["cypher"] == TEAM_SIZES
+    assert result["llm_calls"] == 1 and len(fake.requests) == 1
+    # Written from the rows: the three teams and their head counts.
+    assert [team for team, _people in result["rows"]] == ["Notifications", "Mobile", "Checkout"]
+    assert all(f"{team}, people: {people}" in result["answer"] for team, people in result["rows"])
 
 
 def test_cli_ask_answers_through_http_and_retries_a_500(cli_env: None, fake: FakeOpenAI) -> None:

@@ -436,9 +436,10 @@ def test_cli_chat_numbers_the_choices_and_continues_with_the_picked_one(
     assert "  1. Alice " in out and "  6. None of these" in out
     picked = out.split("  2. ", 1)[1].split(" (Person)", 1)[0]
     assert f'// graph tool: card("{picked}")' in out
-    # The guard for the question; the continuation is answered from the card, without a call.
+    # No call at all: the question is in the graph's words (no guard, the product's default)
+    # and the continuation is answered from the card.
     assert picked in out.split("  6. None of these", 1)[1]
-    assert len(cli_env.requests) == 1
+    assert cli_env.requests == []
 
 
 def test_cli_ask_prints_the_choices_and_json_carries_them(cli_env: FakeOpenAI) -> None:
