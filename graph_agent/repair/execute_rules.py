@@ -7,15 +7,23 @@ once per question with a note the correction step shows the model.
 
 from __future__ import annotations
 
+import logging
+import re
+
+from graph_agent.graphdb.errors import GraphError
+from graph_agent.graphdb.lookup import MIN_SCORE, similarity
+from graph_agent.graphdb.schema import quote_name
 from graph_agent.lint import filtered_node, literal_filters
 from graph_agent.question_fit import counted_label_feedback
-from graph_agent.repair.probes import matches_something
+from graph_agent.repair.probes import Prober, matches_something
 from graph_agent.repair.rule import Case, Fix, Kind, Phase, Trigger, rule
 from graph_agent.result import Stage
 from graph_agent.schema_examples import literal
 from graph_agent.state import UnconfirmedRows
 from graph_agent.words import article
-from guardrails import referenced_names
+from guardrails import referenced_names, stem
+
+logger = logging.getLogger(__name__)
 
 E = Phase.EXECUTE
 VALUE = "value"
@@ -23,6 +31,11 @@ VALUE = "value"
 MAX_LITERAL_CHECKS = 3
 MAX_NEXT_DOOR_READS = 4
 """Statements through a neighbour tried for one value-next-door note (one row each)."""
+MAX_STORED_VALUES = 200
+"""A property with more distinct values than this is not a list to choose from (names, ids)."""
+STORED_VALUES_SHOWN = 30
+"""Up to this many distinct values the note shows them all; of more, only the close ones."""
+_WORD = re.compile(r"[^\W_]+")
 
 
 @rule("value-next-door", E, Trigger.EMPTY_RESULT, Kind.HINT, once=VALUE)
@@ -39,6 +52,38 @@ async def value_next_door(case: Case) -> Fix | None:
         if text := await _value_on_a_neighbour(case, label, prop, value):
             detail = f"{label}.{prop} held next door"
             return Fix(detail, note=text, stage=Stage.VALUE_NEXT_DOOR)
+    return None
+
+
+@rule("stored-values", E, Trigger.EMPTY_RESULT, Kind.HINT, once=VALUE)
+async def stored_values(case: Case) -> Fix | None:
+    """No rows: `(g:Genre {name: 'Sci-Fi'})` where the graph stores 'Science Fiction', or
+    `c.name = 'Drinks'` for "which drinks…" where the categories are 'Beverages', 'Condiments',
+    …: the user's word is not the stored one. When the property holds at most 200 distinct
+    values and none is the literal (case aside), the note gives the close ones (by the value
+    lookup's similarity), and all of them when there are at most 30 and the question says the
+    literal in everyday words; the model chooses one or finds that nothing matches. A name the
+    user capitalises ("the Atlantis team") with no stored value close to it gets no note: its
+    absence is the answer. One bounded read per literal, three at most. Not when a value hint
+    holds the literal (it is stored, elsewhere: value-next-door's case), nor in a restricted
+    channel (the values would bypass its row redaction)."""
+    if case.attempts_left <= 0 or case.ctx.policy is not None:
+        return None
+    hinted = {held.casefold() for _label, _prop, held in case.hints}
+    for label, prop, value in literal_filters(case.cypher)[:MAX_LITERAL_CHECKS]:
+        info = case.ctx.schema.label(label)
+        own = next((p for p in info.properties if p.name == prop), None) if info else None
+        if own is None or "STRING" not in own.types or not value.strip():
+            continue
+        if value.casefold() in hinted:
+            continue
+        stored = await _distinct_values(case.probe, label, prop)
+        if stored is None or value.casefold() in {v.casefold() for v in stored}:
+            continue
+        text = _stored_values_text(label, prop, value, stored, case.question)
+        if text is None:
+            continue
+        return Fix(f"{label}.{prop} stored values", note=text, stage=Stage.MISSED_VALUE)
     return None
 
 
@@ -119,3 +164,62 @@ async def _value_on_a_neighbour(case: Case, label: str, prop: str, value: str) -
     if statements:
         text += f", e.g. {statements[patterns[0]]}"
     return " ".join(text.split()) + "."
+
+
+async def _distinct_values(prober: Prober, label: str, prop: str) -> list[str] | None:
+    """The property's distinct string values, or None when there are too many (or the read
+    fails: then there is no note)."""
+    statement = (
+        f"MATCH (n:{quote_name(label)}) WHERE n.{quote_name(prop)} IS NOT NULL "
+        f"RETURN DISTINCT n.{quote_name(prop)} LIMIT {MAX_STORED_VALUES + 1}"
+    )
+    try:
+        rows = await prober.rows(statement, None, MAX_STORED_VALUES + 1)
+    except GraphError:
+        logger.debug("a probe failed", exc_info=True)
+        return None
+    if len(rows) > MAX_STORED_VALUES:
+        return None
+    return [r[0] for r in rows if r and isinstance(r[0], str)]
+
+
+def _stored_values_text(
+    label: str, prop: str, value: str, stored: list[str], question: str
+) -> str | None:
+    """The note for `value` among `stored`: all of them (close ones first) when they are few
+    and the question says the value in everyday words, else only the close ones; None when
+    there is nothing worth showing."""
+    close = sorted(
+        (v for v in stored if similarity(value, v) >= MIN_SCORE),
+        key=lambda v: (-similarity(value, v), v),
+    )
+    text = f"The query returned no rows: no {label} has {prop} {literal(value)}. "
+    if len(stored) <= STORED_VALUES_SHOWN and (close or _in_everyday_words(value, question)):
+        shown = [*close, *sorted(v for v in stored if v not in close)]
+        text += f"The stored values of {label}.{prop} are: {', '.join(map(literal, shown))}"
+        text += f" (closest: {literal(close[0])})" if close else ""
+    elif close:
+        shown = close[:STORED_VALUES_SHOWN]
+        text += (
+            f"Of the {len(stored)} stored values of {label}.{prop}, the closest are: "
+            f"{', '.join(map(literal, shown))}"
+        )
+    else:
+        return None
+    return text + (
+        ". If one of them is what the question means, filter on it exactly as written here; "
+        "if none is, nothing matches."
+    )
+
+
+def _in_everyday_words(value: str, question: str) -> bool:
+    """Whether the question writes every word of `value` in lower case ("which drinks do we
+    sell?" for 'Drinks', "sci-fi books" for 'Sci-Fi'): a kind of thing in the user's words,
+    which the graph may call otherwise. Not a name the user capitalises, nor a word the
+    question never says."""
+    lower: dict[str, bool] = {}
+    for word in _WORD.findall(question):
+        key = stem(word)
+        lower[key] = lower.get(key, True) and word == word.lower()
+    words = [stem(w) for w in _WORD.findall(value)]
+    return bool(words) and all(lower.get(w, False) for w in words)

@@ -11,6 +11,7 @@ from graph_agent.config import AgentConfig
 from graph_agent.examples import InMemoryExampleStore
 from graph_agent.graphdb import GraphDB
 from graph_agent.llm import LLMs
+from guardrails.cypher_policy import CypherPolicy
 from rig.scripted_llm import (
     ScriptedChatModel,
     cypher_reply,
@@ -223,3 +224,94 @@ def test_a_count_of_zero_with_the_stored_value_used_is_an_answer(demo_db: GraphD
     result = agent.run("How many deprecated services does the Payments team own?")
     assert [a.stage for a in result.attempts] == ["ok"] and result.rows == [[0]]
     assert result.llm_calls == 3
+
+
+TEAMS_SERVICES = (
+    "MATCH (t:Team)-[:OWNS]->(s:Service) WHERE t.name = '{team}' RETURN s.name AS service "
+    "ORDER BY service"
+)
+
+
+def test_zero_rows_on_a_word_the_graph_spells_otherwise_get_its_stored_values(
+    demo_db: GraphDB,
+) -> None:
+    # As 'Drinks' for Northwind's 'Beverages' (the dev set's nw-syn-drinks): the team is
+    # stored as 'Payments'; the model is given the teams there are and picks one.
+    teams = sorted(r[0] for r in demo_db.run_read("MATCH (t:Team) RETURN t.name").rows)
+    model = ScriptedChatModel(
+        replies=[
+            guard_reply(),
+            cypher_reply(TEAMS_SERVICES.format(team="Payment")),
+            cypher_reply(TEAMS_SERVICES.format(team="Payments")),
+            evaluation_reply(answer="ok"),
+        ]
+    )
+    agent, _spy = _agent(demo_db, model)
+    result = agent.run(QUESTION)
+    feedback = model.prompts[2]
+    assert "no Team has name 'Payment'. The stored values of Team.name are: 'Payments', " in (
+        feedback
+    )
+    assert all(f"'{team}'" in feedback for team in teams) and "(closest: 'Payments')" in feedback
+    assert [a.stage for a in result.attempts] == ["missed_value", "ok"]
+    assert [f.rule for f in result.rules_fired] == ["stored-values"]
+    assert result.outcome == "answered" and result.rows
+
+
+def test_of_many_stored_values_only_the_close_ones_are_shown(demo_db: GraphDB) -> None:
+    # The dev set's syn-elastic: 'Elastic' where the graph stores 'Elasticsearch' among 32.
+    uses = "MATCH (s:Service)-[:USES]->(:Technology {{name: '{name}'}}) RETURN s.name AS service"
+    model = ScriptedChatModel(
+        replies=[
+            guard_reply(),
+            cypher_reply(uses.format(name="Elastic")),
+            cypher_reply(uses.format(name="Elasticsearch")),
+            evaluation_reply(answer="ok"),
+        ]
+    )
+    agent, _spy = _agent(demo_db, model)
+    result = agent.run("Which services use Elastic?")
+    assert (
+        "no Technology has name 'Elastic'. Of the 32 stored values of Technology.name, the "
+        "closest are: 'Elasticsearch'."
+    ) in model.prompts[2]
+    assert result.outcome == "answered" and len(result.rows) > 1
+
+
+def test_no_stored_values_in_a_restricted_channel(demo_db: GraphDB) -> None:
+    # Its rows are redacted; a list of stored values would not be.
+    model = ScriptedChatModel(
+        replies=[
+            guard_reply(),
+            cypher_reply(TEAMS_SERVICES.format(team="Payment")),
+            evaluation_reply(answer="None."),
+        ]
+    )
+    agent, spy = _agent(demo_db, model)
+    policy = CypherPolicy(hidden_properties=frozenset({"Person.email"}))
+    result = agent.run(QUESTION, policy=policy)
+    assert [a.stage for a in result.attempts] == ["ok"] and result.rules_fired == []
+    assert not any("RETURN DISTINCT" in ran for ran in spy.ran)
+
+
+def test_a_word_in_everyday_english_gets_every_stored_value_to_choose_from(
+    demo_db: GraphDB,
+) -> None:
+    # "critical" where the graph grades incidents SEV1…SEV4: nothing is close in spelling, the
+    # question says it in lower case, so all the grades are shown.
+    incidents = "MATCH (i:Incident {{severity: '{grade}'}}) RETURN i.title AS title"
+    model = ScriptedChatModel(
+        replies=[
+            guard_reply(),
+            cypher_reply(incidents.format(grade="Critical")),
+            cypher_reply(incidents.format(grade="SEV1")),
+            evaluation_reply(answer="ok"),
+        ]
+    )
+    agent, _spy = _agent(demo_db, model)
+    result = agent.run("Which critical incidents were there?")
+    assert (
+        "no Incident has severity 'Critical'. The stored values of Incident.severity are: "
+        "'SEV1', 'SEV2', 'SEV3', 'SEV4'. If one of them"
+    ) in model.prompts[2]
+    assert result.outcome == "answered" and result.rows

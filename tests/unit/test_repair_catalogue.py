@@ -203,3 +203,80 @@ def test_once_per_question_is_read_from_the_trace() -> None:
     assert asyncio.run(later.first(Trigger.ROWS)) is None
     # Within one runner too: the group is spent once it fired.
     assert asyncio.run(first.first(Trigger.ROWS)) is None
+
+
+# --- stored-values: the reads and the limits the data cases cannot show ----------------------
+
+SCI_FI = {"rule": "stored-values", "cypher": "MATCH (g:Genre {name: 'Sci-Fi'}) RETURN g.name"}
+
+
+def _stored_values(answers: list[list[list[Any]]], **ctx: Any) -> tuple[Any, ScriptedProber]:
+    prober = ScriptedProber(answers)
+    case = replace(_case(SCI_FI, prober), ctx=_ctx(**ctx))
+    return asyncio.run(BY_NAME["stored-values"].apply(case)), prober
+
+
+def test_stored_values_reads_one_bounded_list_per_literal() -> None:
+    fix, prober = _stored_values([[["Science Fiction"], ["Fantasy"]]])
+    assert fix is not None and "(closest: 'Science Fiction')" in (fix.note or "")
+    assert prober.asked == [
+        "MATCH (n:`Genre`) WHERE n.`name` IS NOT NULL RETURN DISTINCT n.`name` LIMIT 201"
+    ]
+
+
+def test_stored_values_of_many_shows_only_the_close_ones() -> None:
+    many = [[f"Genre {i:03}"] for i in range(150)] + [["Science Fiction"]]
+    fix, _prober = _stored_values([many])
+    assert fix is not None
+    assert "Of the 151 stored values of Genre.name, the closest are: 'Science Fiction'." in (
+        fix.note or ""
+    )
+    assert "Genre 001" not in (fix.note or "")
+
+
+def test_stored_values_of_many_with_none_close_says_nothing() -> None:
+    fix, _prober = _stored_values([[[f"Person {i:03}"] for i in range(150)]])
+    assert fix is None
+
+
+def test_stored_values_not_for_a_property_of_more_than_200_values() -> None:
+    fix, _prober = _stored_values([[[f"Genre {i:03}"] for i in range(201)] + [["Sci Fi"]]])
+    assert fix is None
+
+
+def test_stored_values_a_failing_read_gives_no_note() -> None:
+    fix, _prober = _stored_values([])  # the scripted prober raises GraphError
+    assert fix is None
+
+
+def test_stored_values_not_in_a_restricted_channel() -> None:
+    # The values would reach the model without the channel's row redaction.
+    policy = CypherPolicy(hidden_properties=frozenset({"Person.born"}))
+    fix, prober = _stored_values([[["Science Fiction"]]], policy=policy)
+    assert fix is None and prober.asked == []
+
+
+def test_value_next_door_speaks_before_stored_values_and_one_note_per_question() -> None:
+    # 'Fantasy' is stored, as a Genre's name: the note about the node next door, not the Book
+    # titles; and the value group is then spent for the question.
+    case = {
+        "cypher": "MATCH (b:Book {title: 'Fantasy'}) RETURN b.title",
+        "hints": [["Genre", "name", "Fantasy"]],
+    }
+    runner = Runner(_case(case, ScriptedProber([[[1]], [["Dracula"]]])))
+    fix = asyncio.run(runner.first(Trigger.EMPTY_RESULT))
+    assert fix is not None and [f.rule for f in runner.fired] == ["value-next-door"]
+    assert asyncio.run(runner.first(Trigger.EMPTY_RESULT)) is None
+
+
+def test_stored_values_through_the_runner_and_switched_off() -> None:
+    on = Runner(_case(SCI_FI, ScriptedProber([[["Science Fiction"]]])))
+    assert asyncio.run(on.first(Trigger.EMPTY_RESULT)) is not None
+    assert [f.rule for f in on.fired] == ["stored-values"]
+    off = Runner(
+        replace(
+            _case(SCI_FI, ScriptedProber([[["Science Fiction"]]])),
+            ctx=_ctx(disabled_rules=frozenset({"stored-values"})),
+        )
+    )
+    assert asyncio.run(off.first(Trigger.EMPTY_RESULT)) is None
