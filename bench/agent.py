@@ -353,6 +353,7 @@ def bench_pruning(threshold: int = 25) -> dict[str, Any]:
                     schema=schema_text(schema, labels=shown),
                     examples="",
                     hints="",
+                    paths="",
                     question=question,
                     previous="",
                 )

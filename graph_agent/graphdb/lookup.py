@@ -62,8 +62,11 @@ Search = Callable[[str, str, Sequence[str], int], list[str]]
 """Engine hook: (label, property, tokens, limit) → stored values containing any token."""
 
 
+_TOKEN = re.compile(r"[a-z0-9]+")
+
+
 def tokens(text: str) -> list[str]:
-    return re.findall(r"[a-z0-9]+", text.lower())
+    return _TOKEN.findall(text.lower())
 
 
 @lru_cache(maxsize=65536)
@@ -79,34 +82,58 @@ def _abbreviates(short: Sequence[str], long: Sequence[str]) -> bool:
     )
 
 
+@dataclass(frozen=True)
+class Words:
+    """A text tokenised once for matching: a catalog holds one per stored value and a
+    question one per word window, so comparing them re-reads no string."""
+
+    tokens: tuple[str, ...]
+    spaced: str
+    """The tokens joined by single spaces ("sci fi")."""
+    joined: str
+    """The tokens run together ("scifi")."""
+    token_set: frozenset[str]
+    trigrams: frozenset[str]
+
+    @classmethod
+    def of(cls, text: str) -> Words:
+        found = tuple(tokens(text))
+        spaced = " ".join(found)
+        return cls(found, spaced, "".join(found), frozenset(found), _trigrams(spaced))
+
+
 def similarity(phrase: str, value: str) -> float:
     """How much `value` looks like `phrase`, from 0 to 1 (case, punctuation and spacing ignored)."""
-    p_tokens, v_tokens = tokens(phrase), tokens(value)
+    return _similarity(Words.of(phrase), Words.of(value))
+
+
+def _similarity(phrase: Words, value: Words) -> float:
+    p_tokens, v_tokens = phrase.tokens, value.tokens
     if not p_tokens or not v_tokens:
         return 0.0
-    p, v = " ".join(p_tokens), " ".join(v_tokens)
+    p, v = phrase.spaced, value.spaced
     if p == v:
         return 1.0
-    if p.replace(" ", "") == v.replace(" ", ""):
+    joined_p, joined_v = phrase.joined, value.joined
+    if joined_p == joined_v:
         return 0.97
-    scores = [0.0]
-    joined_p, joined_v = p.replace(" ", ""), v.replace(" ", "")
+    score = 0.0
     if len(p_tokens) == len(v_tokens) and len(joined_p) >= 4 and joined_v.startswith(joined_p):
         # "postgres" → "postgresql": a stem of the stored value.
-        scores.append(0.75 + 0.2 * len(joined_p) / len(joined_v))
+        score = 0.75 + 0.2 * len(joined_p) / len(joined_v)
     # Either side shortening the other word by word ("sci fi" / "Science Fiction"), but not
     # a single short code: "RO" or "REG" start many words ("routes", "region") without
     # meaning them.
-    if _abbreviates(p_tokens, v_tokens) or (
-        _abbreviates(v_tokens, p_tokens) and (len(v_tokens) > 1 or len(v_tokens[0]) >= 4)
+    if len(p_tokens) == len(v_tokens) and (
+        _abbreviates(p_tokens, v_tokens)
+        or (_abbreviates(v_tokens, p_tokens) and (len(v_tokens) > 1 or len(v_tokens[0]) >= 4))
     ):
-        scores.append(0.85)
-    if set(p_tokens) <= set(v_tokens) and len(p) >= 3:
+        score = max(score, 0.85)
+    if phrase.token_set <= value.token_set and len(p) >= 3:
         # Whole words of the phrase inside a longer value: "checkout" in "checkout-api".
-        scores.append(0.6 + 0.3 * len(p) / len(v))
-    a, b = _trigrams(p), _trigrams(v)
-    scores.append(2 * len(a & b) / (len(a) + len(b)))
-    return max(scores)
+        score = max(score, 0.6 + 0.3 * len(p) / len(v))
+    a, b = phrase.trigrams, value.trigrams
+    return max(score, 2 * len(a & b) / (len(a) + len(b)))
 
 
 @lru_cache(maxsize=65536)
@@ -194,6 +221,8 @@ class ValueCatalog:
     _common: frozenset[str] | None = field(default=None, init=False, repr=False)
     _names: frozenset[str] | None = field(default=None, init=False, repr=False)
     """Words held by at most DISTINCTIVE_MAX_VALUES values → those entries (built on first use)."""
+    _words: list[Words] | None = field(default=None, init=False, repr=False)
+    """Each entry's value tokenised, in entry order (built on first use)."""
 
     @classmethod
     def build(cls, read: Read, schema: GraphSchema) -> ValueCatalog:
@@ -288,18 +317,20 @@ class ValueCatalog:
         return hits
 
     def match(self, text: str, limit: int, search: Search | None = None) -> list[ValueMatch]:
-        windows = phrases(text)
+        windows = [(window, Words.of(window)) for window in phrases(text)]
         if not windows:
             return []
         common = self._common_words()
+        if self._words is None:
+            self._words = [Words.of(entry.value) for entry in self.entries]
         best: dict[tuple[str, str, str], float] = {}
 
-        def consider(label: str, prop: str, value: str, candidate: str) -> None:
+        def consider(label: str, prop: str, value: str, candidate: str, tokenised: Words) -> None:
             # A window counts only when it is like the value and names most of it (coverage,
             # the dearer test, only for windows that are alike at all).
             score = 0.0
-            for window in windows:
-                alike = similarity(window, candidate)
+            for window, window_words in windows:
+                alike = _similarity(window_words, tokenised)
                 if (
                     alike > score
                     and alike >= MIN_SCORE
@@ -310,8 +341,8 @@ class ValueCatalog:
                 key = (label, prop, value)
                 best[key] = max(best.get(key, 0.0), score)
 
-        for entry in self.entries:
-            consider(entry.label, entry.canonical_property, entry.canonical, entry.value)
+        for entry, tokenised in zip(self.entries, self._words, strict=True):
+            consider(entry.label, entry.canonical_property, entry.canonical, entry.value, tokenised)
         for entry in self._distinctive_hits(text):
             key = (entry.label, entry.canonical_property, entry.canonical)
             best[key] = max(best.get(key, 0.0), DISTINCTIVE_SCORE)
@@ -319,7 +350,7 @@ class ValueCatalog:
             words = [w for w in dict.fromkeys(tokens(text)) if w not in _STOPWORDS and len(w) >= 3]
             for label, prop in self.large if words else []:
                 for value in search(label, prop, words, 50):
-                    consider(label, prop, value, value)
+                    consider(label, prop, value, value, Words.of(value))
         ranked = sorted(best.items(), key=lambda kv: (-kv[1], len(kv[0][2]), kv[0]))
         return [
             ValueMatch(label=label, property=prop, value=value, score=round(score, 3))

@@ -14,7 +14,14 @@ from graph_agent.graphdb import (
     schema_fingerprint,
     schema_text,
 )
-from graph_agent.graphdb.lookup import CatalogEntry, ValueCatalog, coverage, phrases, similarity
+from graph_agent.graphdb.lookup import (
+    CatalogEntry,
+    ValueCatalog,
+    Words,
+    coverage,
+    phrases,
+    similarity,
+)
 from graph_agent.graphdb.schema import properties_from_samples
 
 
@@ -274,3 +281,31 @@ def test_words_many_values_share_and_short_codes_are_no_hint(
     question: str, not_hinted: str
 ) -> None:
     assert not_hinted not in [m.value for m in _airports().match(question, 10)]
+
+
+@pytest.mark.parametrize(
+    ("text", "spaced", "joined"),
+    [("Sci-Fi", "sci fi", "scifi"), ("Node.js", "node js", "nodejs"), ("  ", "", "")],
+)
+def test_words_are_the_text_tokenised_once(text: str, spaced: str, joined: str) -> None:
+    words = Words.of(text)
+    assert (words.spaced, words.joined) == (spaced, joined)
+    assert words.token_set == frozenset(spaced.split())
+
+
+def test_a_catalog_tokenises_its_values_once_not_per_question(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    catalog = _airports()
+    first = [m.value for m in catalog.match("longest routes out of Gatwick", 5)]
+    tokenised: list[str] = []
+    original = Words.of
+
+    def counting(text: str) -> Words:
+        tokenised.append(text)
+        return original(text)
+
+    monkeypatch.setattr(Words, "of", counting)
+    again = [m.value for m in catalog.match("longest routes out of Gatwick", 5)]
+    assert again == first
+    assert set(tokenised) <= set(phrases("longest routes out of Gatwick"))
