@@ -111,6 +111,12 @@ class Settings(BaseSettings):
         "fingerprint has none yet (at start-up); `off`: only `cypherbot examples bootstrap`.",
     )
     schema_examples_cap: int = Field(8, description="Schema-generated examples kept per shape.")
+    schema_examples_wording: Literal["plain", "llm"] = Field(
+        "plain",
+        description="`plain`: the generated questions as worded from the schema; `llm`: one "
+        "pass through the fast LLM rewords them the way a person asks (the verified Cypher "
+        "is kept; a rewording that drops a value is refused). Not yet measured.",
+    )
 
     # --- memory ------------------------------------------------------------------------
     retention_days: int = Field(90, description="Conversation turns older than this are purged.")

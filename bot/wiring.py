@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import logging
 import threading
 from collections.abc import Iterator
@@ -17,7 +18,12 @@ from graph_agent.config import AgentConfig
 from graph_agent.graphdb import GraphDB, connect
 from graph_agent.llm import LLMs, make_llms
 from graph_agent.result import AgentResult
-from graph_agent.schema_examples import GenerationReport, generate_schema_examples
+from graph_agent.schema_examples import (
+    GenerationReport,
+    SchemaExample,
+    generate_schema_examples,
+    natural_questions,
+)
 from memory import Embedder, Memory, open_memory
 from memory.conversations import ConversationStore
 from memory.types import ExampleStore
@@ -213,12 +219,45 @@ def refresh_schema_examples(
         cap_per_shape=settings.schema_examples_cap,
         timeout_s=min(settings.query_timeout_s, 5.0),
     )
+    report.kept = reworded_examples(settings, agent, report.kept)
     memory.examples.replace_schema_examples(
         ((e.question, e.cypher, e.shape) for e in report.kept),
         fingerprint,
         cap_per_shape=settings.schema_examples_cap,
     )
     return report
+
+
+def reworded_examples(
+    settings: Settings, agent: Agent, examples: list[SchemaExample]
+) -> list[SchemaExample]:
+    """`examples` with natural questions when SCHEMA_EXAMPLES_WORDING=llm and the agent has
+    LLMs (one pass through the fast model; the Cypher is kept); else, or on any LLM failure,
+    the plain questions. Never raises for the LLM's sake: the examples are verified either way."""
+    if settings.schema_examples_wording != "llm" or not examples:
+        return examples
+    if agent.llms is None:
+        logger.info("SCHEMA_EXAMPLES_WORDING=llm but no LLM is configured: plain questions kept")
+        return examples
+    rewording = natural_questions(
+        examples,
+        agent.llms.fast,
+        timeout_s=settings.llm_timeout_s,
+        json_mode=settings.llm_json_mode,
+    )
+    result: list[list[SchemaExample]] = []
+
+    def run() -> None:
+        try:
+            result.append(asyncio.run(rewording))
+        except Exception:
+            logger.warning("could not reword schema examples; plain questions kept", exc_info=True)
+
+    # A thread of its own, so its event loop never meets one the caller may be running.
+    worker = threading.Thread(target=run, name="schema-example-wording")
+    worker.start()
+    worker.join()
+    return result[0] if result else examples
 
 
 def start_schema_examples(

@@ -186,6 +186,24 @@ Result ({row_note}):
 Question: {question}""",
 )
 
+NATURAL_WORDING = PromptTemplate(
+    system="""\
+You reword questions about a database so that they read the way someone would ask them.
+Each question below was written by a program from the database's names and reads stiffly.
+
+For each numbered question, write one natural question that:
+- asks exactly the same thing: the same things, the same conditions, the same numbers;
+- keeps every name, value, number and date exactly as written (same spelling);
+- adds nothing and leaves nothing out.
+
+Reply with one JSON object and nothing else, mapping each question's number to its
+rewording: {{"1": "...", "2": "..."}}""",
+    user="""{questions}""",
+)
+"""One pass at start-up over the schema examples' mechanical questions (SCHEMA_EXAMPLES_WORDING
+=llm); names no graph, so a small model copies nothing but the rule."""
+
+
 REPAIR = """\
 Your reply could not be read as the JSON object asked for ({error}).
 Reply again with only that JSON object: no code fences, no text before or after."""

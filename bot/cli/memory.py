@@ -315,14 +315,15 @@ def export(
 def bootstrap(ctx: typer.Context) -> None:
     """Generate examples from the graph's schema (source `schema`), replacing older ones."""
     from bot.cli.runtime import settings
-    from bot.wiring import agent_config, build_db, refresh_schema_examples
+    from bot.wiring import agent_config, build_db, build_llms, refresh_schema_examples
     from graph_agent.agent import Agent
 
     s = settings(ctx)
     db = build_db(s)
+    llms = build_llms(s) if s.schema_examples_wording == "llm" else None
     try:
         with _memory(ctx) as mem:
-            agent = Agent(db, None, mem.examples, agent_config(s))
+            agent = Agent(db, llms, mem.examples, agent_config(s))
             report = refresh_schema_examples(s, mem, agent, force=True)
     finally:
         db.close()

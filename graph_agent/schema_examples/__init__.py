@@ -1,9 +1,11 @@
-"""Day-one few-shot examples built from the graph's own schema (no LLM), and the retrieval
-that picks the ones covering a question's shape. Rooms: `wording` (English for schema names,
-Cypher for values), `sampling` (shapes, report, the bounded sample of the graph's values),
-`generation` (one builder per shape), `ranking` (retrieval)."""
+"""Day-one few-shot examples built from the graph's own schema (no LLM by default), and the
+retrieval that picks the ones covering a question's shape. Rooms: `wording` (English for schema
+names, Cypher for values), `sampling` (shapes, report, the bounded sample of the graph's
+values), `generation` (one builder per shape), `ranking` (retrieval), `natural_wording` (the
+optional LLM pass that rewords the questions the way a person asks them)."""
 
 from graph_agent.schema_examples.generation import generate_schema_examples
+from graph_agent.schema_examples.natural_wording import natural_questions
 from graph_agent.schema_examples.ranking import (
     Focus,
     cypher_cues,
@@ -31,6 +33,7 @@ __all__ = [
     "cypher_cues",
     "generate_schema_examples",
     "literal",
+    "natural_questions",
     "question_cues",
     "question_focus",
     "rank_examples",

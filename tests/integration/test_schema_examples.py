@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
+import json
+import re
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
+from langchain_core.messages import BaseMessage
 from typer.testing import CliRunner
 
 from bot.cli import app
@@ -15,8 +18,11 @@ from bot.settings import Settings
 from bot.wiring import agent_config, refresh_schema_examples
 from graph_agent.agent import Agent
 from graph_agent.graphdb import GraphDB
+from graph_agent.llm import LLMs
 from graph_agent.schema_examples import SHAPES, generate_schema_examples
+from graph_agent.schema_examples.natural_wording import BATCH_SIZE
 from memory import Memory, Turn, open_memory
+from rig.scripted_llm import ScriptedChatModel
 
 AUTHORS = ["Ann Ames", "Cy Cole", "Eve Eng", "Gus Gray"]
 PUBLISHERS = [("Northwind Press", "UK"), ("Harbor Books", "US"), ("Quiet Page", "UK")]
@@ -195,6 +201,42 @@ def test_refresh_runs_once_per_fingerprint(
     assert refresh_schema_examples(settings, mem, agent) is None
     off = settings.model_copy(update={"schema_examples": "off"})
     assert refresh_schema_examples(off, open_memory(tmp_path / "other.sqlite3"), agent) is None
+
+
+def _politely(messages: list[BaseMessage]) -> str:
+    numbered = re.findall(r"^(\d+)\. (.+)$", str(messages[-1].content), re.MULTILINE)
+    return json.dumps({n: f"Could you tell me: {q}" for n, q in numbered})
+
+
+def _server_down(messages: list[BaseMessage]) -> str:
+    raise RuntimeError("server down")
+
+
+@pytest.mark.parametrize("works", [True, False])
+def test_llm_wording_stores_natural_questions_with_the_verified_cypher(
+    library_db: GraphDB, tmp_path: Path, works: bool
+) -> None:
+    settings = Settings(_env_file=None, data_dir=tmp_path, schema_examples_cap=3)  # type: ignore[call-arg]
+    plain_mem = open_memory(tmp_path / "plain.sqlite3")
+    plain = refresh_schema_examples(
+        settings, plain_mem, Agent(library_db, None, plain_mem.examples, agent_config(settings))
+    )
+    plain_mem.close()
+    assert plain is not None
+    model = ScriptedChatModel(responder=_politely if works else _server_down)
+    mem = open_memory(tmp_path / "llm.sqlite3")
+    llm = settings.model_copy(update={"schema_examples_wording": "llm"})
+    agent = Agent(library_db, LLMs(cypher=model, fast=model), mem.examples, agent_config(llm))
+    report = refresh_schema_examples(llm, mem, agent)  # never raises for the LLM's sake
+    assert report is not None
+    stored = {e.cypher: e.question for e in mem.examples.list(source="schema", limit=500)}
+    mem.close()
+    assert sorted(stored) == sorted(e.cypher for e in plain.kept)  # the Cypher is unchanged
+    expected = {e.cypher: e.question for e in plain.kept}
+    if works:
+        expected = {c: f"Could you tell me: {q}" for c, q in expected.items()}
+    assert stored == expected
+    assert len(model.calls) == -(-len(plain.kept) // BATCH_SIZE)  # one call per batch
 
 
 # --- CLI ------------------------------------------------------------------------------------

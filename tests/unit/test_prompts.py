@@ -121,6 +121,9 @@ RENDERED: dict[str, Callable[[], list[BaseMessage]]] = {
         cypher="MATCH (a:Author {name: toLower('ursula le guin')})-[:WROTE]->(b) RETURN count(b)",
         error="No rows: the author is stored as 'Ursula K. Le Guin'.",
     ),
+    "natural_wording": lambda: prompts.NATURAL_WORDING.render(
+        questions="1. Which books has author Ann Ames written?\n2. How many books are there?"
+    ),
     "evaluate": lambda: prompts.EVALUATE.render(
         cypher="MATCH (a:Author {name: 'Ursula K. Le Guin'})-[:WROTE]->(b:Book) "
         "RETURN count(b) AS books",
