@@ -191,6 +191,7 @@ def score_record(
             completion_tokens=result.completion_tokens,
             cached_prompt_tokens=result.cached_prompt_tokens,
             reused_example=result.reused_example_id is not None,
+            example_ids=result.example_ids,
             ungrounded=result.ungrounded,
             unconfirmed=result.unconfirmed,
             tool=result.tool,

@@ -117,3 +117,33 @@ def test_a_question_may_run_past_question_deadline_s(tmp_path: Path, demo_db: Gr
         options = RunOptions(mode="full", examples=False, timeout_s=30)
         [record] = asyncio.run(evaluate(agent, [item], options))
     assert record["outcome"] == "answered" and not record["timed_out"]
+
+
+def test_the_record_names_the_examples_the_model_was_shown(
+    tmp_path: Path, demo_db: GraphDB
+) -> None:
+    """`example_ids` in each record: what retrieval offered, so a run can be scored on it."""
+    from rig.scripted_llm import cypher_reply, evaluation_reply, guard_reply
+
+    def respond(messages: list[Any]) -> str:
+        system = str(messages[0].content)
+        if system.startswith("You are the front desk"):
+            return guard_reply()
+        if system.startswith("You write one read-only Cypher"):
+            return cypher_reply("MATCH (s:Service) RETURN s.name AS service")
+        return evaluation_reply(answer="Many services.")
+
+    model = ScriptedChatModel(responder=respond)
+    settings = _settings(tmp_path)
+    _teach(settings)
+    with eval_memory(settings, use=True) as memory:
+        agent = Agent(demo_db, LLMs(cypher=model, fast=model), memory.examples, AgentConfig())
+        item = EvalItem(
+            id="pg", question="Which of our services run on postgres?", gold_cypher=None,
+            expected="answer",
+        )  # fmt: skip
+        options = RunOptions(mode="full", examples=True, timeout_s=30)
+        [record] = asyncio.run(evaluate(agent, [item], options))
+        shown = {e.id: e.question for e in memory.examples.list(limit=100)}
+    assert record["example_ids"] and set(record["example_ids"]) <= set(shown)
+    assert "Which services use PostgreSQL?" in {shown[i] for i in record["example_ids"]}
