@@ -69,6 +69,14 @@ class Settings(BaseSettings):
 
     # --- agent -------------------------------------------------------------------------
     max_attempts: int = Field(3, description="Cypher attempts per question (generate+corrections).")
+    candidates: int = Field(
+        1,
+        ge=1,
+        le=5,
+        description="Statements the first generation samples (N calls, all but one at "
+        "temperature 0.7); every one that passes the checks is run and the rows most of them "
+        "agree on are answered (1: one call; corrections stay single). Not yet measured.",
+    )
     query_timeout_s: float = Field(10.0, description="Engine timeout per query.")
     question_deadline_s: float = Field(180.0, description="Deadline across all attempts.")
     rows_to_llm: int = Field(100, description="Rows the answer step sees.")
@@ -115,7 +123,8 @@ class Settings(BaseSettings):
         "plain",
         description="`plain`: the generated questions as worded from the schema; `llm`: one "
         "pass through the fast LLM rewords them the way a person asks (the verified Cypher "
-        "is kept; a rewording that drops a value is refused). Not yet measured.",
+        "is kept; a rewording that drops a value is refused). With a 1.5B model: dev +1, "
+        "test -2 items (docs/eval.md).",
     )
 
     # --- memory ------------------------------------------------------------------------

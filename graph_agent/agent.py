@@ -200,6 +200,8 @@ class Agent:
             "max_attempts": self.config.max_attempts,
             "attempt_count": 0,
         }
+        if self.config.candidates > 1 and not single:  # the baseline stays one generation
+            initial["candidate_count"] = self.config.candidates
         if choice is not None and not single:
             initial["tool_request"] = choice.request
             initial["clarified"] = True

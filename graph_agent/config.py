@@ -15,6 +15,10 @@ class AgentConfig:
 
     max_attempts: int = 3
     """Cypher statements tried per question (the first one plus corrections)."""
+    candidates: int = 1
+    """Statements the first generation samples (1: one call, as always; N > 1: N calls, the
+    others at a temperature above 0, every one that passes the checks is run, and the rows
+    most of them agree on go on: graph_agent/candidates.py). Corrections stay single."""
     query_timeout_s: float = 10.0
     """Engine timeout per statement."""
     question_deadline_s: float = 180.0

@@ -21,13 +21,15 @@ Flow = Literal["full", "single-shot"]
 def build_graph() -> Graph:
     """Compile the state machine (contextualize+guard → generate → validate → execute →
     evaluate+answer, with the bounded correction loop; or contextualize+guard → a graph tool →
-    evaluate+answer, falling back to generate)."""
+    evaluate+answer, falling back to generate). With CANDIDATES > 1, choose stands for
+    validate → execute after the first generation: it tries every sampled statement."""
     graph = StateGraph(AgentState, context_schema=Context)
     graph.add_node("understand", nodes.understand)
     graph.add_node("refuse", nodes.refuse)
     graph.add_node("clarify", nodes.clarify)
     graph.add_node("use_tool", nodes.use_tool)
     graph.add_node("generate", nodes.generate)
+    graph.add_node("choose", nodes.choose)
     graph.add_node("validate", nodes.validate)
     graph.add_node("execute", nodes.execute)
     graph.add_node("evaluate", nodes.evaluate)
@@ -38,6 +40,7 @@ def build_graph() -> Graph:
     graph.add_conditional_edges("use_tool", routing.after_tool)
     graph.add_conditional_edges("generate", routing.after_draft)
     graph.add_conditional_edges("correct", routing.after_draft)
+    graph.add_conditional_edges("choose", routing.after_choose)
     graph.add_conditional_edges("validate", routing.after_validate)
     graph.add_conditional_edges("execute", routing.after_execute)
     graph.add_conditional_edges("evaluate", routing.after_evaluate)

@@ -105,9 +105,12 @@ async def call_llm(
     step: str,
     timeout_s: float,
     max_tokens: int | None = None,
+    temperature: float | None = None,
 ) -> tuple[str, LLMCall]:
     """Invoke `model` once within `timeout_s`, the reply capped at `max_tokens` (None: the
     step's cap, `max_tokens_for(step)`); return the reply text and the call's record.
+    `temperature` replaces the model's own (0, as `make_llms` builds it) for this call only:
+    sampled candidates (graph_agent/candidates.py); None binds nothing.
 
     A reply cut at the cap comes back with `cut_off=True` in its record: the caller decides
     (repair a JSON reply, fail a statement). Raises LLMTimeoutError or LLMError with a
@@ -116,9 +119,12 @@ async def call_llm(
     started = time.perf_counter()
     prompt_chars = sum(len(str(m.content)) for m in messages)
     cap = max_tokens or max_tokens_for(step)
+    options: dict[str, Any] = {"max_tokens": cap}
+    if temperature is not None:
+        options["temperature"] = temperature
     try:
         reply = await asyncio.wait_for(
-            model.bind(max_tokens=cap).ainvoke(messages), timeout=max(timeout_s, 0.001)
+            model.bind(**options).ainvoke(messages), timeout=max(timeout_s, 0.001)
         )
     except Exception as exc:
         if _is_timeout(exc):

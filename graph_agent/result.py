@@ -19,7 +19,8 @@ class ProgressEvent:
     """A step the agent is starting, with a short text a person can read."""
 
     step: str
-    """Node name: contextualize, guard, generate, validate, execute, evaluate, correct."""
+    """Node name: contextualize, guard, generate, choose, validate, execute, evaluate,
+    correct."""
     text: str
     """E.g. "Writing a query…", "Running it (attempt 2)…"."""
     attempt: int = 1
@@ -78,6 +79,34 @@ class Attempt:
     stage: Stage = Stage.OK
     """Where it ended (see `Stage`)."""
     rows: int | None = None
+
+
+@dataclass(frozen=True)
+class Candidate:
+    """One statement the first generation sampled (CANDIDATES > 1), and what became of it."""
+
+    cypher: str
+    """As it ran (after the validate rules' rewrites), or as far as it got when it failed."""
+    temperature: float
+    """0 for the first call (the model as built), the sampling temperature for the others."""
+    rows: int | None = None
+    """Rows it returned; None when it failed."""
+    error: str | None = None
+    """Why it failed the checks or the run (None when it ran)."""
+    agreeing: int = 0
+    """Candidates that returned the same rows, itself included (0 when it failed)."""
+    chosen: bool = False
+    """Its rows went on to the answer step (or, when none ran, its failure to the correction)."""
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "cypher": self.cypher,
+            "temperature": self.temperature,
+            "rows": self.rows,
+            "error": self.error,
+            "agreeing": self.agreeing,
+            "chosen": self.chosen,
+        }
 
 
 class Firing(NamedTuple):
@@ -186,6 +215,9 @@ class AgentResult:
     choices: list[Choice] = field(default_factory=list)
     """With outcome "needs_clarification" from a graph tool: the candidates for the unclear
     name, then "none of these" (the last, without a request)."""
+    candidates: list[Candidate] = field(default_factory=list)
+    """With CANDIDATES > 1: every statement the first generation sampled, the temperature-0
+    one first, with its rows or error, how many agreed with it, and which was chosen."""
 
     @property
     def total_ms(self) -> float:
@@ -246,4 +278,5 @@ def result_from_state(question: str, state: Mapping[str, Any], setup_ms: float) 
         unconfirmed=bool(state.get("unconfirmed", False)),
         tool=tool,
         choices=list(state.get("choices", [])),
+        candidates=list(state.get("candidates", [])),
     )

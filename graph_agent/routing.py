@@ -38,13 +38,18 @@ def after_tool(state: AgentState) -> Literal["evaluate", "generate", "give_up", 
     return "generate"
 
 
-def after_draft(state: AgentState) -> Literal["validate", "correct", "give_up", "__end__"]:
-    """After generate/correct: check the statement, stop when the schema cannot answer, or
-    count a reply cut off at the token cap as a failed attempt."""
+def after_draft(
+    state: AgentState,
+) -> Literal["validate", "choose", "correct", "give_up", "__end__"]:
+    """After generate/correct: check the statement (several sampled ones: choose between
+    them), stop when the schema cannot answer, or count a reply cut off at the token cap as a
+    failed attempt."""
     if state.get("fatal"):
         return "give_up"
     if state.get("outcome"):
         return "__end__"
+    if state.get("candidate_drafts"):
+        return "choose"
     calls = state.get("llm_calls") or []
     if calls and calls[-1].cut_off:  # the call generate/correct just made
         return _retry(state)
@@ -74,6 +79,12 @@ def after_execute(state: AgentState) -> Literal["evaluate", "correct", "give_up"
     if state.get("last_error"):
         return _retry(state)
     return "evaluate"
+
+
+def after_choose(state: AgentState) -> Literal["evaluate", "correct", "give_up"]:
+    """The chosen candidate's rows to the answer step; when none ran, the temperature-0 one's
+    failure to the correction, as from validate or execute without candidates."""
+    return after_execute(state)
 
 
 def after_evaluate(

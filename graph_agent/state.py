@@ -7,7 +7,7 @@ from typing import Annotated, Any, NamedTuple, NotRequired, TypedDict
 
 from graph_agent.errors import ErrorKind
 from graph_agent.llm import LLMCall
-from graph_agent.result import Attempt, Choice, Firing, Stage
+from graph_agent.result import Attempt, Candidate, Choice, Firing, Stage
 from graph_agent.tool_routing import ToolName, ToolRequest
 from guardrails import Scope
 from memory.types import Outcome, Turn
@@ -28,6 +28,15 @@ class UnconfirmedRows(NamedTuple):
     columns: list[str]
     rows: list[list[Any]]
     truncated: bool
+
+
+class Draft(NamedTuple):
+    """One reply of the first generation when it sampled several (CANDIDATES > 1)."""
+
+    reply: str
+    temperature: float
+    cut_off: bool
+    """The reply stopped at the token cap."""
 
 
 class AgentState(TypedDict):
@@ -69,6 +78,14 @@ class AgentState(TypedDict):
     """That tool's own rendering of its rows: the plain answer when no model words one."""
     choices: NotRequired[list[Choice]]
     """The candidates offered when a name is unclear, then "none of these"."""
+    candidate_count: NotRequired[int]
+    """Statements the first generation samples (the CANDIDATES setting; absent: one, as the
+    single-shot baseline always has)."""
+    candidate_drafts: NotRequired[list[Draft]]
+    """The first generation's sampled replies, the temperature-0 one first, until the choose
+    step has tried them (then empty); never set with one candidate."""
+    candidates: NotRequired[Annotated[list[Candidate], operator.add]]
+    """What became of each sampled statement (graph_agent/candidates.py), for the trace."""
     draft: NotRequired[str]
     """The latest LLM reply (or reused Cypher) that should contain one statement."""
     cypher: NotRequired[str]

@@ -49,6 +49,10 @@ class ScriptedChatModel(BaseChatModel):
     `prompt_tokens_details.cached_tokens`)."""
 
     replies: list[Any] = Field(default_factory=list)
+    sampled: list[Any] = Field(default_factory=list)
+    """Replies for calls bound with a temperature (sampled candidates), in order; while it
+    holds any, those calls take them instead of `replies` (concurrent calls at temperature 0
+    and above then get a fixed reply each, whatever order they arrive in)."""
     responder: Callable[[list[BaseMessage]], str] | None = None
     delay_s: float = 0.0
     _calls: list[list[BaseMessage]] = PrivateAttr(default_factory=list)
@@ -79,11 +83,13 @@ class ScriptedChatModel(BaseChatModel):
         with self._lock:
             self.replies.extend(replies)
 
-    def _next(self, messages: list[BaseMessage]) -> str | AIMessage:
+    def _next(self, messages: list[BaseMessage], sampled: bool = False) -> str | AIMessage:
         with self._lock:
             self._calls.append(list(messages))
-            if self.responder is not None:
-                reply: Reply = self.responder
+            if sampled and self.sampled:
+                reply: Reply = self.sampled.pop(0)
+            elif self.responder is not None:
+                reply = self.responder
             elif self.replies:
                 reply = self.replies.pop(0)
             else:
@@ -116,7 +122,7 @@ class ScriptedChatModel(BaseChatModel):
     ) -> ChatResult:
         with self._lock:
             self._kwargs.append(dict(kwargs))
-        scripted = self._next(messages)
+        scripted = self._next(messages, sampled=bool(kwargs.get("temperature")))
         if isinstance(scripted, AIMessage):
             return ChatResult(generations=[ChatGeneration(message=scripted)])
         text = scripted

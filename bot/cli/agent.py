@@ -160,6 +160,19 @@ def print_result(result: AgentResult, *, details: bool = True) -> None:
         for firing in result.rules_fired:
             fired.add_row(str(firing.attempt), firing.rule, firing.kind, firing.detail)
         console.print(fired)
+    if result.candidates:
+        columns = ("#", "chosen", "agreeing", "rows or error", "statement")
+        sampled = Table(*columns, title="Candidates", title_justify="left")
+        for n, candidate in enumerate(result.candidates, start=1):
+            outcome = str(candidate.rows) if candidate.rows is not None else candidate.error
+            sampled.add_row(
+                str(n),
+                "✓" if candidate.chosen else "",
+                str(candidate.agreeing),
+                outcome or "",
+                candidate.cypher,
+            )
+        console.print(sampled)
     console.print(
         f"LLM calls: {result.llm_calls} ({', '.join(result.llm_steps) or 'none'}) · tokens "
         f"{result.prompt_tokens} in ({result.cached_prompt_tokens} cached) / "

@@ -73,6 +73,7 @@ class Trace:
             "reused_example_id": result.reused_example_id,
             "self_healed": result.self_healed,
             "rules_fired": [firing.to_json() for firing in result.rules_fired],
+            "candidates": [candidate.to_json() for candidate in result.candidates],
             "history_turns": self.history_turns,
             "chart": chart_json(result),
             "steps": [

@@ -52,11 +52,16 @@ class RunOptions:
     channel: str | None = None
     """Asked as in this Slack channel (`--channel`): `policy` holds its restrictions."""
     policy: CypherPolicy | None = None
+    candidates: int | None = None
+    """Statements the first generation samples in this run (CANDIDATES); None: the agent's
+    own setting. Runs with more than one are keyed apart, so 1 and 3 can be compared."""
 
     @property
     def key(self) -> str:
         """Names the run in records, summaries and file names: `full/examples-on`."""
         key = f"{self.mode}/examples-{'on' if self.examples else 'off'}"
+        if self.candidates is not None and self.candidates > 1 and self.mode == "full":
+            key += f"/candidates-{self.candidates}"
         key += "".join(f"/without-{name}" for name in sorted(self.disabled_rules))
         return key + (f"/channel-{self.channel}" if self.channel else "")
 
@@ -197,6 +202,7 @@ def score_record(
             tool=result.tool,
             choices=[c.text for c in result.choices if c.name is not None],
             rules=[_firing(f, result) for f in result.rules_fired],
+            candidates=[candidate.to_json() for candidate in result.candidates],
         )
         record["timed_out"] = timed_out or result.error_kind in TIMEOUT_KINDS
     else:
@@ -291,13 +297,18 @@ async def run_item(
 
 
 def with_deadline(
-    agent: Agent, timeout_s: float, disabled_rules: frozenset[str] = frozenset()
+    agent: Agent,
+    timeout_s: float,
+    disabled_rules: frozenset[str] = frozenset(),
+    candidates: int | None = None,
 ) -> Agent:
     """The same agent (database, models, examples) whose question deadline is the timeout,
     longer or shorter than QUESTION_DEADLINE_S: `--timeout` is the limit the run measures."""
     config = replace(agent.config, question_deadline_s=timeout_s)
     if disabled_rules:
         config = replace(config, disabled_rules=config.disabled_rules | disabled_rules)
+    if candidates is not None:
+        config = replace(config, candidates=candidates)
     return Agent(agent.db, agent.llms, agent.examples, config, agent.policy)
 
 
@@ -317,7 +328,7 @@ async def evaluate(
     records. `on_record` receives each new record as soon as it is scored.
     """
     done = done or {}
-    agent = with_deadline(agent, options.timeout_s, options.disabled_rules)
+    agent = with_deadline(agent, options.timeout_s, options.disabled_rules, options.candidates)
     gold_cache = gold_cache or GoldCache(agent)
     semaphore = asyncio.Semaphore(max(1, options.concurrency))
     records: list[dict[str, Any]] = []

@@ -4,6 +4,7 @@ each goes next."""
 
 from graph_agent.errors import FAILURE_TEXT
 from graph_agent.nodes.answer import evaluate
+from graph_agent.nodes.choosing import choose
 from graph_agent.nodes.common import NO_DATA_MARK, Update, step
 from graph_agent.nodes.execution import READ_GRACE_S, execute
 from graph_agent.nodes.generation import correct, generate
@@ -20,6 +21,7 @@ __all__ = [
     "TASK_REQUEST",
     "WRITE_REQUEST",
     "Update",
+    "choose",
     "clarify",
     "correct",
     "evaluate",

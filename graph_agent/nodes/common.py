@@ -49,7 +49,8 @@ def step(name: str) -> Callable[[Node], Node]:
                 except LLMError as exc:
                     update = {"fatal": True, "error_kind": "llm_error", "last_error": str(exc)}
             ms = (time.perf_counter() - started) * 1000
-            llm_ms = sum(call.ms for call in update.get("llm_calls", ()))
+            # Sampled candidates' calls overlap: the model's share is at most the step's time.
+            llm_ms = min(sum(call.ms for call in update.get("llm_calls", ())), ms)
             update["timings_ms"] = {name: ms - llm_ms, **({"llm": llm_ms} if llm_ms else {})}
             return update
 

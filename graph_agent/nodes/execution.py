@@ -37,7 +37,13 @@ async def execute(state: AgentState, runtime: Runtime[Context]) -> Update:
     ctx = runtime.context
     attempt = state["attempt_count"]
     ctx.progress("execute", "Running it…" if attempt == 1 else f"Running it (attempt {attempt})…")
-    capped = with_limit(state["cypher"], ctx.config.max_rows)
+    return await run_statement(ctx, state, state["cypher"])
+
+
+async def run_statement(ctx: Context, state: AgentState, checked: str) -> Update:
+    """What execute puts in the state for the checked statement: its rows, or the failed
+    attempt (the choose step runs each sampled candidate with it)."""
+    capped = with_limit(checked, ctx.config.max_rows)
     judged = check_cypher(capped, ctx.policy)
     if not judged.allowed:
         return attempt_failed(

@@ -1,12 +1,15 @@
-"""Generate and correct: one LLM call each for a statement."""
+"""Generate and correct: one LLM call each for a statement (generate samples several when
+CANDIDATES > 1)."""
 
 from __future__ import annotations
 
 import logging
 
+from langchain_core.messages import BaseMessage
 from langgraph.runtime import Runtime
 
 from graph_agent import prompts
+from graph_agent.candidates import sample
 from graph_agent.context import Context
 from graph_agent.llm import call_llm
 from graph_agent.nodes.common import Update, cut_off, llm_timeout, no_data, step
@@ -26,9 +29,17 @@ async def generate(state: AgentState, runtime: Runtime[Context]) -> Update:
     looked_up = state.get("value_hints") if question == state["question"] else None
     parts, example_ids, hints, paths = await prompt_parts(ctx, question, looked_up)
     parts["previous"] = prompts.render_previous(state["history"])
+    messages = prompts.GENERATE.render(**parts)
+    if (count := state.get("candidate_count", 1)) > 1:
+        return await _sampled(ctx, messages, count) | {
+            "attempt_count": 1,
+            "example_ids": example_ids,
+            "value_hints": hints,
+            "path_patterns": paths,
+        }
     reply, call = await call_llm(
         ctx.llms.cypher,
-        prompts.GENERATE.render(**parts),
+        messages,
         step="generate",
         timeout_s=llm_timeout(ctx),
         max_tokens=ctx.config.llm_max_tokens,
@@ -46,6 +57,24 @@ async def generate(state: AgentState, runtime: Runtime[Context]) -> Update:
     elif call.cut_off:
         update |= cut_off(reply)
     return update
+
+
+async def _sampled(ctx: Context, messages: list[BaseMessage], count: int) -> Update:
+    """`count` replies to the one prompt for the choose step. The temperature-0 reply decides
+    "no data" as a single generation would; a reply cut off is the choose step's to judge."""
+    assert ctx.llms is not None
+    drafts, calls = await sample(
+        ctx.llms.cypher,
+        messages,
+        count,
+        timeout_s=llm_timeout(ctx),
+        max_tokens=ctx.config.llm_max_tokens,
+    )
+    first = drafts[0].reply
+    update: Update = {"draft": first, "llm_calls": calls}
+    if (missing := no_data(first)) is not None:
+        return update | {"outcome": "no_data", "answer": f"The graph has no data on {missing}"}
+    return update | {"candidate_drafts": drafts}
 
 
 @step("correct")

@@ -30,7 +30,13 @@ async def validate(state: AgentState, runtime: Runtime[Context]) -> Update:
     the repair catalogue's validate rules run at each of those points."""
     ctx = runtime.context
     ctx.progress("validate", "Checking the query…", state["attempt_count"])
-    cypher = extract_cypher(state.get("draft", ""))
+    return await check_statement(ctx, state, state.get("draft", ""))
+
+
+async def check_statement(ctx: Context, state: AgentState, draft: str) -> Update:
+    """What validate puts in the state for the reply `draft`: the checked statement, or the
+    failed attempt (the choose step checks each sampled candidate with it)."""
+    cypher = extract_cypher(draft)
     if not cypher.strip():
         return attempt_failed("", "The reply contained no Cypher statement.", Stage.EXTRACT)
     if any(t.kind == "comment" for t in tokenize(cypher, include_comments=True)):
