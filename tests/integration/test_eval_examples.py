@@ -17,7 +17,7 @@ from graph_agent.examples import InMemoryExampleStore
 from graph_agent.graphdb import GraphDB
 from graph_agent.llm import LLMs
 from memory import SqliteExampleStore, open_memory
-from rig.scripted_llm import ScriptedChatModel
+from rig.scripted_llm import ScriptedChatModel, cypher_reply, evaluation_reply, guard_reply
 
 TAUGHT = [
     ("Which services use PostgreSQL?", "MATCH (s:Service) RETURN s.name AS service"),
@@ -29,6 +29,20 @@ TAUGHT = [
 
 def _settings(tmp_path: Path) -> Settings:
     return Settings(data_dir=tmp_path / "data")
+
+
+def _model(cypher: str, answer: str) -> ScriptedChatModel:
+    """A model that answers each step by its prompt: the guard in scope, `cypher`, `answer`."""
+
+    def respond(messages: list[Any]) -> str:
+        system = str(messages[0].content)
+        if system.startswith("You are the front desk"):
+            return guard_reply()
+        if system.startswith("You write one read-only Cypher"):
+            return cypher_reply(cypher)
+        return evaluation_reply(answer=answer)
+
+    return ScriptedChatModel(responder=respond)
 
 
 def _teach(settings: Settings) -> None:
@@ -92,17 +106,7 @@ def test_timeout_is_the_question_deadline_longer_or_shorter(demo_db: GraphDB) ->
 
 def test_a_question_may_run_past_question_deadline_s(tmp_path: Path, demo_db: GraphDB) -> None:
     """QUESTION_DEADLINE_S is tiny here; --timeout is what counts, so the run answers."""
-    from rig.scripted_llm import cypher_reply, evaluation_reply, guard_reply
-
-    def respond(messages: list[Any]) -> str:
-        system = str(messages[0].content)
-        if system.startswith("You are the front desk"):
-            return guard_reply()
-        if system.startswith("You write one read-only Cypher"):
-            return cypher_reply("MATCH (t:Team) RETURN count(t) AS teams")
-        return evaluation_reply(answer="There are 11 teams.")
-
-    model = ScriptedChatModel(responder=respond)
+    model = _model("MATCH (t:Team) RETURN count(t) AS teams", "There are 11 teams.")
     settings = _settings(tmp_path)
     with eval_memory(settings, use=False) as memory:
         agent = Agent(
@@ -123,17 +127,7 @@ def test_the_record_names_the_examples_the_model_was_shown(
     tmp_path: Path, demo_db: GraphDB
 ) -> None:
     """`example_ids` in each record: what retrieval offered, so a run can be scored on it."""
-    from rig.scripted_llm import cypher_reply, evaluation_reply, guard_reply
-
-    def respond(messages: list[Any]) -> str:
-        system = str(messages[0].content)
-        if system.startswith("You are the front desk"):
-            return guard_reply()
-        if system.startswith("You write one read-only Cypher"):
-            return cypher_reply("MATCH (s:Service) RETURN s.name AS service")
-        return evaluation_reply(answer="Many services.")
-
-    model = ScriptedChatModel(responder=respond)
+    model = _model("MATCH (s:Service) RETURN s.name AS service", "Many services.")
     settings = _settings(tmp_path)
     _teach(settings)
     with eval_memory(settings, use=True) as memory:
