@@ -655,7 +655,12 @@ def test_llm_timeout_is_a_clear_failure(spy: SpyDB, store: InMemoryExampleStore)
 
 def test_slow_llm_hits_the_question_deadline(spy: SpyDB, store: InMemoryExampleStore) -> None:
     model = ScriptedChatModel(replies=[guard_reply()], delay_s=0.5)
-    result = make_agent(spy, model, store, question_deadline_s=0.2).run("Which teams?")
+    agent = make_agent(spy, model, store, question_deadline_s=0.2)
+    # The schema read first: the first read also runs under the deadline (a paused engine
+    # must not hang a question), and on a busy machine it could take the 0.2 s before the
+    # model is ever asked (graph_down). This test is about the model's time.
+    assert agent.schema.labels
+    result = agent.run("Which teams?")
     assert result.outcome == "failed" and result.error_kind in ("llm_timeout", "deadline")
 
 
