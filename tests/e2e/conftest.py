@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import json
+import urllib.error
+import urllib.request
 from collections.abc import Callable, Iterator
 from contextlib import ExitStack
 from pathlib import Path
@@ -119,3 +122,13 @@ def command_reply(rig: SlackRig, delivery: Any, timeout: float = 90.0) -> Any:
     rig.emulator.wait_for(replies, timeout, "no reply to the command")
     [reply] = replies()
     return reply
+
+
+def health(rig: SlackRig) -> tuple[int, dict[str, Any]]:
+    """`/healthz`'s status and report; the client's timeout is only a hang detector."""
+    assert rig.server is not None
+    try:
+        with urllib.request.urlopen(rig.server.url + "/healthz", timeout=10) as response:
+            return int(response.status), dict(json.loads(response.read()))
+    except urllib.error.HTTPError as failed:
+        return int(failed.code), dict(json.loads(failed.read()))

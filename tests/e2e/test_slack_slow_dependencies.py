@@ -15,8 +15,6 @@ from __future__ import annotations
 import functools
 import json
 import threading
-import urllib.error
-import urllib.request
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -42,7 +40,7 @@ from rig.slack import (
     rig_settings,
     slack_rig,
 )
-from tests.e2e.conftest import command_reply
+from tests.e2e.conftest import command_reply, health
 from tests.support.fake_openai import FakeOpenAI
 
 TEAM_SIZES = (
@@ -218,16 +216,6 @@ class HeldEmbeddings(FakeOpenAI):
         if self.hold is not None:
             self.hold.wait("embeddings")
         super()._embeddings(handler, body)
-
-
-def health(rig: SlackRig) -> tuple[int, dict[str, Any]]:
-    """`/healthz`'s status and report; the client's timeout is only a hang detector."""
-    assert rig.server is not None
-    try:
-        with urllib.request.urlopen(rig.server.url + "/healthz", timeout=10) as response:
-            return int(response.status), dict(json.loads(response.read()))
-    except urllib.error.HTTPError as failed:
-        return int(failed.code), dict(json.loads(failed.read()))
 
 
 def test_a_held_embeddings_endpoint_holds_no_ack_and_not_healthz(
