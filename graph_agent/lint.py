@@ -1,11 +1,12 @@
-"""Statement helpers for the repair rules: the string filters a statement makes, and the node
-pattern that holds one."""
+"""Statement helpers for the repair rules: the string filters a statement makes, the node
+pattern that holds one, and the entries of node patterns' property maps."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 
-from guardrails import Token, enclosing, matching_close, tokenize
+from guardrails import Token, enclosing, matching_close, split_top_level, tokenize
 
 _CASE_FUNCTIONS = frozenset({"TOLOWER", "TOUPPER", "LOWER", "UPPER"})
 _CALLS = ("COLLECT", "COUNT", "EXISTS", "ANY", "ALL", "NONE", "SINGLE", "SHORTEST")
@@ -33,6 +34,77 @@ def literal_filters(cypher: str) -> list[tuple[str, str, str]]:
         if site.label is not None and (site.label, site.prop, site.literal.value) not in found:
             found.append((site.label, site.prop, site.literal.value))
     return found
+
+
+@dataclass(frozen=True)
+class MapEntry:
+    """One `key: value` of a node pattern's property map: `(p:Product {categoryName: 'X'})`."""
+
+    variable: str | None
+    """The node's variable (None for `(:Product {…})`)."""
+    label: str | None
+    """The label the pattern writes, else the one an earlier pattern bound the variable to."""
+    prop: str
+    text: str
+    """The entry as written: `categoryName: 'X'`."""
+    start: int
+    end: int
+    """The entry's span in the statement."""
+    node: int
+    """Offset of the node pattern's `(`."""
+    braces: tuple[int, int]
+    """Offsets of the map's `{` and just past its `}`."""
+
+
+def node_map_entries(cypher: str) -> list[MapEntry]:
+    """Every `key: value` in the property maps of node patterns, in the order written
+    (relationship maps, map literals and map projections are not node patterns)."""
+    tokens = tokenize(cypher)
+    bindings = _bindings(tokens)
+    found: list[MapEntry] = []
+    for i, tok in enumerate(tokens):
+        prev = tokens[i - 1] if i else None
+        if not (tok.is_punct("{") and prev is not None and (prev.is_name or prev.is_punct("("))):
+            continue
+        opener = next(enclosing(tokens, i), None)
+        close = matching_close(tokens, i)
+        if opener is None or close is None or not tokens[opener].is_punct("(") or opener == 0:
+            continue
+        before = tokens[opener - 1]
+        if before.kind == "identifier" or before.is_keyword(*_CALLS):
+            continue  # a call's argument: `collect({…})`
+        var = tokens[opener + 1].name if tokens[opener + 1].is_name and opener + 1 < i else None
+        label = _map_label(tokens, i) or (bindings.get(var) if var else None)
+        for first, stop in split_top_level(tokens, i + 1, close):
+            if stop - first < 3 or not tokens[first].is_name or not tokens[first + 1].is_punct(":"):
+                continue
+            start, end = tokens[first].position, tokens[stop - 1].end
+            found.append(
+                MapEntry(
+                    var, label, tokens[first].name, cypher[start:end], start, end,
+                    tokens[opener].position, (tok.position, tokens[close].end),
+                )
+            )  # fmt: skip
+    return found
+
+
+def without_entries(
+    cypher: str, entries: list[MapEntry], dropped: Callable[[MapEntry], bool]
+) -> str:
+    """`cypher` without the map entries `dropped` picks (from `entries`, all of
+    `node_map_entries(cypher)` or some of them); a map left empty goes with its braces."""
+    edits: list[tuple[int, int, str]] = []
+    for braces in dict.fromkeys(e.braces for e in entries if dropped(e)):
+        in_map = [e for e in entries if e.braces == braces]
+        kept = [e.text for e in in_map if not dropped(e)]
+        left, right = braces
+        if kept:
+            edits.append((left, right, "{" + ", ".join(kept) + "}"))
+        else:
+            edits.append((left - 1 if cypher[left - 1 : left] == " " else left, right, ""))
+    for left, right, replacement in sorted(edits, reverse=True):
+        cypher = cypher[:left] + replacement + cypher[right:]
+    return cypher
 
 
 def _literal_at(tokens: list[Token], i: int) -> tuple[Token, int, bool] | None:

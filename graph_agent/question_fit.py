@@ -1,5 +1,6 @@
 """Does a statement fit the question's own words? Checks that need the question, not only the
-schema: what it counts, and a number it compares with a property."""
+schema: what it counts, a number it compares with a property, and how deep it follows a
+relationship."""
 
 from __future__ import annotations
 
@@ -7,9 +8,9 @@ import re
 
 from graph_agent.graphdb.protocol import GraphSchema
 from graph_agent.pruning import name_words
-from graph_agent.statement import fresh_variable
+from graph_agent.statement import Statement, fresh_variable, is_aggregate_call
 from graph_agent.words import article, plural
-from guardrails import referenced_names, split_name, stem
+from guardrails import matching_close, referenced_names, split_name, stem
 
 _COUNTED = re.compile(
     r"\b(?:how\s+many|number\s+of|(?:the\s+)?(?:most|fewest|least))\s+"
@@ -71,3 +72,65 @@ def counted_label_feedback(cypher: str, question: str, schema: GraphSchema) -> s
 
 def _a(label: str) -> str:
     return f"{article(label)} {label}"
+
+
+ANY_DEPTH = 8
+"""How many hops "directly or indirectly" follows (an org chart or a dependency tree is rarely
+deeper; a bound keeps the read cheap on a dense graph)."""
+_INDIRECT = re.compile(r"\b(?:indirectly|directly\s+or\s+(?:through|via)\b)", re.IGNORECASE)
+
+
+def any_depth_fix(cypher: str, question: str, schema: GraphSchema) -> tuple[str, str] | None:
+    """ "Which services depend on checkout-api, directly or through other services?" or "Who
+    works under Andrew Fuller, directly or indirectly?" answered with one hop of a relationship
+    that links a label to itself (`-[:DEPENDS_ON]->`, `-[:REPORTS_TO]->`): that relationship is
+    followed up to ANY_DEPTH hops (`-[:DEPENDS_ON*1..8]->`), and a RETURN without aggregates
+    gets DISTINCT, `count(p)` becomes `count(DISTINCT p)` (a node reached by two routes is one
+    answer). Only when the statement has one
+    such relationship, written without a length and without a variable it uses elsewhere."""
+    if not _INDIRECT.search(question):
+        return None
+    own = {r.type for r in schema.relationships if r.start == r.end}
+    other = {r.type for r in schema.relationships if r.start != r.end}
+    statement = Statement(cypher)
+    tokens = statement.tokens
+    found = []
+    for i, tok in enumerate(tokens):
+        if not (tok.is_punct("[") and i and tokens[i - 1].is_punct("-")):
+            continue
+        close = matching_close(tokens, i)
+        if close is None:
+            return None
+        inside = tokens[i + 1 : close]
+        colon = next((k for k, t in enumerate(inside) if t.is_punct(":")), None)
+        if colon is None or colon + 1 >= len(inside) or not inside[colon + 1].is_name:
+            continue
+        rel_type = inside[colon + 1].name
+        if rel_type not in own or rel_type in other:
+            continue
+        if any(t.is_punct("*", "|") for t in inside):
+            return None  # a length or several types already: the model chose
+        if colon == 1:
+            var = inside[0].name
+            if sum(t.is_name and t.name == var for t in tokens) > 1:
+                return None
+        found.append(inside[colon + 1])
+    if len(found) != 1:
+        return None
+    edits = [(found[0].end, found[0].end, f"*1..{ANY_DEPTH}")]
+    returned = statement.final_return()
+    if returned is not None:
+        at = returned[0]
+        first, end = at + 1, statement.clause_end(at)
+        plain = not any(is_aggregate_call(tokens, k) for k in range(first, end))
+        if plain and not tokens[first].is_keyword("DISTINCT"):
+            edits.append((tokens[at].end, tokens[at].end, " DISTINCT"))
+        edits += [  # count(p) → count(DISTINCT p)
+            (tokens[k + 2].position, tokens[k + 2].position, "DISTINCT ")
+            for k in range(first, end - 3)
+            if tokens[k].is_keyword("COUNT")
+            and tokens[k + 1].is_punct("(")
+            and tokens[k + 2].kind == "identifier"
+            and tokens[k + 3].is_punct(")")
+        ]
+    return statement.edited(edits), f"{found[0].name} followed up to {ANY_DEPTH} hops"

@@ -7,6 +7,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from graph_agent.graphdb.protocol import GraphSchema, LabelInfo, RelPattern
+from graph_agent.lint import MapEntry, node_map_entries
 from guardrails import (
     ReferencedNames,
     Token,
@@ -32,14 +33,18 @@ class SchemaCheck:
 
 
 def _misplaced_properties(
-    names: ReferencedNames, known: set[str], schema: GraphSchema
+    names: ReferencedNames, entries: list[MapEntry], known: set[str], schema: GraphSchema
 ) -> list[str]:
     """`a.name` where `a` is an Airport and only City and Region have `name`: a read that can
-    only give nulls (a 1.5B model's rows of nulls looked like answers). Properties no label has
-    are reported as unknown already; labels without sampled properties are not judged."""
+    only give nulls (a 1.5B model's rows of nulls looked like answers). The same in a pattern's
+    map, `(p:Product {categoryName: 'Seafood'})` where only Category has it, matches nothing
+    (a real playground question answered "nothing matches"). Properties no label has are
+    reported as unknown already; labels without sampled properties are not judged."""
     wrong: dict[str, tuple[LabelInfo, list[str]]] = {}
-    for var, prop in names.accesses:
-        label = schema.label(names.variables.get(var, ""))
+    written = [(names.variables.get(var, ""), prop) for var, prop in names.accesses]
+    written += [(e.label or "", e.prop) for e in entries]
+    for label_name, prop in written:
+        label = schema.label(label_name)
         if label is None or not label.properties or prop not in known:
             continue
         if all(p.name != prop for p in label.properties):
@@ -221,7 +226,7 @@ def check_schema(cypher: str, schema: GraphSchema) -> SchemaCheck:
             f"unknown propert(y/ies) {', '.join(unknown)}"
             + _property_guidance(unknown, names.labels & labels, schema)
         )
-    check.problems.extend(_misplaced_properties(names, props, schema))
+    check.problems.extend(_misplaced_properties(names, node_map_entries(cypher), props, schema))
 
     reversed_types: set[str] = set()
     kept_types: set[str] = set()

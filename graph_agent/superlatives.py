@@ -4,7 +4,9 @@ Three mistakes a small model makes on every graph, whatever its labels:
 - the sort goes the wrong way: "the oldest employee" sorted by birth date descending;
 - a "which X" question gets only the measure: "Which data center has the most racks?"
   answered by `RETURN count(*) AS racks ORDER BY racks DESC LIMIT 1`;
-- "the X with the most …" returns five rows.
+- "the X with the most …" returns five rows;
+- and the other way: `LIMIT 1` keeps one of two tied for first ("the supplier with the most
+  products" when two have five), so the tied rows are read too.
 
 Each check here reads only the question's words, the statement and the schema's names and
 types; the rules in graph_agent/repair/validate_rules.py turn them into rewrites.
@@ -13,7 +15,7 @@ types; the rules in graph_agent/repair/validate_rules.py turn them into rewrites
 from __future__ import annotations
 
 import re
-from typing import Literal
+from typing import Any, Literal
 
 from graph_agent.graphdb.protocol import GraphSchema, LabelInfo, PropertyInfo
 from graph_agent.graphdb.schema import display_property
@@ -110,6 +112,55 @@ def sort_direction_fix(cypher: str, question: str, schema: GraphSchema) -> tuple
         edit = (end, end, f" {word}")
     detail = f"sorted {prop.name} {'descending' if wanted else 'ascending'} for the superlative"
     return statement.edited([edit]), detail
+
+
+_AGE_WORDS = re.compile(r"\b(?:oldest|youngest)\b", re.IGNORECASE)
+_BIRTH_WORDS = frozenset(stem(w) for w in ("birth", "born", "dob", "birthday"))
+
+
+def birth_property(label: LabelInfo) -> PropertyInfo | None:
+    """The label's birth date or year (`birthDate`, `born`, `date_of_birth`), if it has one."""
+    return next((p for p in label.properties if name_words(p.name) & _BIRTH_WORDS), None)
+
+
+def age_property_fix(cypher: str, question: str, schema: GraphSchema) -> tuple[str, str] | None:
+    """ "Who is our oldest employee?" sorted on `e.hireDate` where employees have a
+    `birthDate`: oldest and youngest are about age, so the sort (and the column it returns)
+    reads the birth property instead. Only for a time property that is not a birth one, on a
+    label that has one; earliest, newest or latest keep the model's date."""
+    if not _AGE_WORDS.search(question):
+        return None
+    statement = Statement(cypher)
+    keys = [
+        k for k in statement.order_keys() if "IS" not in (w.upper() for w in statement.words(k))
+    ]
+    if not keys or statement.has_union:
+        return None
+    prop = _property_of(statement, keys[0], schema)
+    if prop is None or property_kind(prop) != "time" or name_words(prop.name) & _BIRTH_WORDS:
+        return None
+    names = referenced_names(cypher)
+    owners = {v for v, p in names.accesses if p == prop.name}
+    labels = {schema.label(names.variables.get(v, "")) for v in owners}
+    if len(labels) != 1 or (label := labels.pop()) is None:
+        return None
+    birth = birth_property(label)
+    if birth is None:
+        return None
+    tokens = statement.tokens
+    edits = [
+        (tokens[i + 2].position, tokens[i + 2].end, birth.name)
+        for i in range(len(tokens) - 2)
+        if tokens[i].name in owners
+        and tokens[i + 1].is_punct(".")
+        and tokens[i + 2].name == prop.name
+    ]
+    edits += [
+        (tok.position, tok.end, birth.name)
+        for i, tok in enumerate(tokens)
+        if tok.name == prop.name and tok.kind == "identifier" and not tokens[i - 1].is_punct(".")
+    ]  # the alias the statement gave it (`AS hireDate`, `ORDER BY hireDate`)
+    return statement.edited(edits), f"{prop.name} → {birth.name} (oldest/youngest: by age)"
 
 
 _WHICH = re.compile(
@@ -222,3 +273,54 @@ def one_row_fix(cypher: str, question: str, schema: GraphSchema) -> tuple[str, s
         return None
     edit = (written[0].position, written[0].end, "1")
     return statement.edited([edit]), f"LIMIT {written[0].text} → 1 (one is asked for)"
+
+
+TIE_ROWS = 10
+"""How many rows tied with the first one read reads besides it (more are "at least")."""
+
+
+def tie_read(cypher: str) -> tuple[str, int] | None:
+    """For a statement whose final sort keeps one row (`… RETURN s.name AS supplier,
+    count(p) AS products ORDER BY products DESC LIMIT 1`), the same read with room for the
+    rows tied with it (`LIMIT 11`) and the column of the first sort key; None when the key is
+    not a returned column (an expression the rows do not hold), or a SKIP or UNION makes the
+    one row something else ("the second largest")."""
+    statement = Statement(cypher)
+    returned = statement.final_return()
+    limit, order = statement.last("LIMIT"), statement.last("ORDER")
+    if statement.has_union or statement.last("SKIP") is not None or returned is None:
+        return None
+    if limit is None or order is None or not returned[0] < order < limit:
+        return None
+    written = statement.tokens[limit + 1 : statement.clause_end(limit)]
+    if len(written) != 1 or written[0].text != "1":
+        return None
+    keys = [
+        k for k in statement.order_keys() if "IS" not in (w.upper() for w in statement.words(k))
+    ]
+    if not keys:
+        return None
+    key = statement.source(keys[0].first, keys[0].end)
+    column = next(
+        (
+            i
+            for i, item in enumerate(returned[1])
+            if key in (item.alias, statement.source(item.first, item.end))
+        ),
+        None,
+    )
+    if column is None:
+        return None
+    edit = (written[0].position, written[0].end, str(TIE_ROWS + 1))
+    return statement.edited([edit]), column
+
+
+def tied_rows(rows: list[list[Any]], column: int) -> list[list[Any]]:
+    """The rows whose `column` equals the first row's (the first row alone when none ties,
+    or when the first is null: nulls are not a shared top value)."""
+    if not rows:
+        return []
+    top = rows[0][column]
+    if top is None:
+        return rows[:1]
+    return [row for row in rows if row[column] == top and type(row[column]) is type(top)]

@@ -22,6 +22,7 @@ from graph_agent.evaluation.scoring import (
 )
 from graph_agent.graphdb.errors import GraphError
 from graph_agent.result import AgentResult, Firing, Stage
+from graph_agent.superlatives import TIE_ROWS, tie_read, tied_rows
 from guardrails import CypherPolicy
 from memory.types import Turn
 
@@ -104,7 +105,19 @@ class GoldCache:
             return GoldResult([], [], error=str(exc))
         if result.truncated:
             logger.warning("gold result cut at %d rows; scores compare the first rows", limit)
-        return GoldResult(list(result.columns), [list(r) for r in result.rows], result.truncated)
+        rows = [list(r) for r in result.rows]
+        if len(rows) == 1 and (ties := tie_read(cypher)) is not None:
+            # "Which X has the most …" answers with every X tied for the most, as the agent's
+            # ties-shown rule does; one of them, picked by the engine's order, is not the gold.
+            statement, column = ties
+            try:
+                read = self._agent.db.run_read(
+                    statement, timeout_s=GOLD_TIMEOUT_S, max_rows=TIE_ROWS + 1
+                )
+                rows = tied_rows([list(r) for r in read.rows], column)
+            except GraphError as exc:
+                logger.warning("gold tie read failed: %s", exc)
+        return GoldResult(list(result.columns), rows, result.truncated)
 
 
 class ResultsFile:

@@ -19,7 +19,7 @@ from graph_agent.graphdb.errors import (
     ResourceLimitError,
 )
 from graph_agent.nodes.common import Update, attempt_failed, step
-from graph_agent.repair import Case, Runner, Trigger
+from graph_agent.repair import Case, Kind, Runner, Trigger
 from graph_agent.repair.validate_rules import COSTLY_READ_HINT
 from graph_agent.result import Stage
 from graph_agent.state import AgentState
@@ -100,14 +100,20 @@ async def run_statement(ctx: Context, state: AgentState, checked: str) -> Update
     if fix is not None:
         failed = attempt_failed(cypher, fix.note or fix.detail, fix.stage or Stage.EXECUTE)
         return failed | dict(fix.update) | rules.trace()
+    rows, truncated = visible.rows, result.truncated
+    if rows and (kept := await rules.first(Trigger.ROWS, Kind.REWRITE)) is not None:
+        # More rows of the same statement's read (ties-shown; never in a restricted channel,
+        # and were it one day, its hidden names would go here as from any rows).
+        rows = redact_rows(result.columns, kept.update["rows"], ctx.policy).rows
+        truncated = bool(kept.update.get("truncated"))
     return {
         "cypher": cypher,
         "columns": visible.columns,
-        "rows": visible.rows,
-        "truncated": result.truncated,
+        "rows": rows,
+        "truncated": truncated,
         "last_error": None,
         "last_stage": Stage.EXECUTE,
-    }
+    } | rules.trace()
 
 
 READ_GRACE_S = 1.5

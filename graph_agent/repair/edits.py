@@ -4,12 +4,13 @@ it, an unbound variable matched through the one relationship that reaches it."""
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 
-from graph_agent.graphdb.protocol import GraphSchema
+from graph_agent.graphdb.protocol import GraphSchema, LabelInfo
+from graph_agent.lint import MapEntry, node_map_entries, without_entries
 from graph_agent.schema_check import check_schema, has_property, neighbours_with
 from graph_agent.statement import fresh_variable, top_level_clauses
-from guardrails import ReferencedNames, Token, referenced_names, tokenize
+from guardrails import ReferencedNames, Token, matching_close, nesting, referenced_names, tokenize
 
 _UNBOUND = re.compile(r"""(?:Variable\s+)?[`'"](\w+)[`'"]\s+not defined""", re.IGNORECASE)
 
@@ -33,14 +34,20 @@ def property_through_neighbour(cypher: str, schema: GraphSchema) -> tuple[str, s
     `MATCH (m:Machine) RETURN m.type AS type, count(*)` on a graph with
     `(:Machine)-[:TYPE]->(:Type)` and `Type.type`: the MATCH gets `, (m)-[:TYPE]->(t:Type)`
     and `m.type` becomes `t.type`. A 1.5B model told exactly that pattern sent `m.type` back
-    on every attempt, in two runs of three. Only when one relationship type links the label to
-    a label with that property, the variable is bound in a MATCH, and the result passes the
-    schema check.
+    on every attempt, in two runs of three. A filter in the node's map moves with it:
+    `(p:Product {categoryName: 'Seafood'})` becomes `(p:Product)` and
+    `, (p)-[:PART_OF]->(c:Category {categoryName: 'Seafood'})`. Only when one relationship
+    type links the label to a label with that property, the variable is bound in a MATCH, and
+    the result passes the schema check.
     """
     names = referenced_names(cypher)
-    tokens = tokenize(cypher)
-    for var, prop in names.accesses:
-        label = schema.label(names.variables.get(var, ""))
+    entries = node_map_entries(cypher)
+    written: list[tuple[str | None, str, str, MapEntry | None]] = [
+        (var, names.variables.get(var, ""), prop, None) for var, prop in names.accesses
+    ]
+    written += [(e.variable, e.label or "", e.prop, e) for e in entries]
+    for var, label_name, prop, entry in written:
+        label = schema.label(label_name)
         if label is None or not label.properties or has_property(label, prop):
             continue
         hops = {(rel.start, rel.type, rel.end) for rel in neighbours_with(label.name, prop, schema)}
@@ -48,12 +55,38 @@ def property_through_neighbour(cypher: str, schema: GraphSchema) -> tuple[str, s
             continue
         start, rel_type, end = hops.pop()
         other = end if start == label.name else start
-        moved = {
-            p
-            for v, p in names.accesses
-            if v == var and not has_property(label, p) and has_property(schema.label(other), p)
-        }
-        changed = _add_hop(cypher, tokens, var, label.name, other, start, rel_type, names, moved)
+        other_info = schema.label(other)
+
+        def moves(
+            p: str, label: LabelInfo = label, other_info: LabelInfo | None = other_info
+        ) -> bool:
+            return not has_property(label, p) and has_property(other_info, p)
+
+        text, now, carried = cypher, names, ""
+        if entry is not None:
+            holders = {v for v, bound in names.variables.items() if bound == other} - {var}
+            if holders:  # the statement matches that neighbour already: the filter is its
+                onto = _onto_matched(cypher, entries, entry, moves, holders)
+                if onto is not None and not check_schema(onto[0], schema).problems:
+                    return onto[0], f"{label.name}.{prop} filtered on the {other} {onto[1]}"
+                continue
+            text, var, carried = _unmap(cypher, entries, entry, names, moves)
+            now = referenced_names(text)
+        if var is None:
+            continue  # an access always has its variable; an unnamed node got one above
+        moved = {p for v, p in now.accesses if v == var and moves(p)}
+        changed = _add_hop(
+            text,
+            tokenize(text),
+            var,
+            label.name,
+            other,
+            start,
+            rel_type,
+            now,
+            moved,
+            carried=carried,
+        )
         if changed is None or check_schema(changed, schema).problems:
             continue
         return (
@@ -61,6 +94,81 @@ def property_through_neighbour(cypher: str, schema: GraphSchema) -> tuple[str, s
             f"{var}.{prop} read from the related {other} (:{start})-[:{rel_type}]->(:{end})",
         )
     return None
+
+
+def _same_node(entries: list[MapEntry], entry: MapEntry) -> list[MapEntry]:
+    """The map entries of `entry`'s node: its own pattern's, or every pattern of its variable."""
+    if entry.variable is None:
+        return [e for e in entries if e.node == entry.node]
+    return [e for e in entries if e.variable == entry.variable]
+
+
+def _onto_matched(
+    cypher: str,
+    entries: list[MapEntry],
+    entry: MapEntry,
+    moves: Callable[[str], bool],
+    holders: set[str],
+) -> tuple[str, str] | None:
+    """`(p:Person {title: 'X'})-[:WORKS_ON]->(pr:Project {location: 'London'})` where only
+    people have a location: the entries `moves` takes go into the map of the one matched
+    Person, `(p:Person {title: 'X', location: 'London'})`, not to a new Person next door
+    (someone else on the project). None when two variables have that label (which one is
+    meant stays open) or the holder is not bound by a node pattern."""
+    if len(holders) != 1:
+        return None
+    [holder] = holders
+    same = _same_node(entries, entry)
+    body = ", ".join(dict.fromkeys(e.text for e in same if moves(e.prop)))
+    text = without_entries(cypher, same, lambda e: moves(e.prop))
+    tokens = tokenize(text)
+    opened = next(
+        (
+            k
+            for k in range(len(tokens) - 2)
+            if tokens[k].is_punct("(")
+            and tokens[k + 1].name == holder
+            and tokens[k + 2].is_punct(":")
+        ),
+        None,
+    )
+    close = None if opened is None else matching_close(tokens, opened)
+    if opened is None or close is None:
+        return None
+    brace = next(
+        (
+            k
+            for k, tok, depth in nesting(tokens, opened + 1, close)
+            if depth == 0 and tok.is_punct("{")
+        ),
+        None,
+    )
+    shut = None if brace is None else matching_close(tokens, brace)
+    if brace is not None and shut is not None:
+        at, insert = tokens[shut].position, ", " + body
+    else:
+        at, insert = tokens[close].position, " {" + body + "}"
+    return text[:at] + insert + text[at:], f"already matched ({holder})"
+
+
+def _unmap(
+    cypher: str,
+    entries: list[MapEntry],
+    entry: MapEntry,
+    names: ReferencedNames,
+    moves: Callable[[str], bool],
+) -> tuple[str, str, str]:
+    """`cypher` without the map entries of `entry`'s node that `moves` takes to the
+    neighbour, the node's variable (a fresh one written in when it had none), and the taken
+    entries as one map body (`categoryName: 'Seafood'`)."""
+    same = _same_node(entries, entry)
+    carried = ", ".join(dict.fromkeys(e.text for e in same if moves(e.prop)))
+    text = without_entries(cypher, same, lambda e: moves(e.prop))
+    var = entry.variable
+    if var is None:  # the maps dropped come after the node's "(": its offset still holds
+        var = fresh_variable(entry.label or "n", set(names.variables))
+        text = text[: entry.node + 1] + var + text[entry.node + 1 :]
+    return text, var, carried
 
 
 def _add_hop(
@@ -74,10 +182,11 @@ def _add_hop(
     names: ReferencedNames,
     moved: set[str],
     new: str | None = None,
+    carried: str = "",
 ) -> str | None:
     """`cypher` with `(var)-[:REL]->(x:Other)` added to the MATCH that binds `var`, and its
-    properties in `moved` read from `x` (`new`, else a fresh variable). None when `var` is not
-    bound in a MATCH."""
+    properties in `moved` read from `x` (`new`, else a fresh variable); `carried`, a map
+    body, becomes x's map. None when `var` is not bound in a MATCH."""
     end = _match_end(tokens, var)
     if end is None:
         return None
@@ -85,7 +194,8 @@ def _add_hop(
     if new is None:
         new = fresh_variable(other, set(names.variables) | {t.name for t in tokens if t.is_name})
     arrow = f"-[:{rel_type}]->" if start == label else f"<-[:{rel_type}]-"
-    edits = [(end, end, f", ({var}){arrow}({new}:{other})" + (" " if end < len(cypher) else ""))]
+    node = f"({new}:{other}" + (f" {{{carried}}})" if carried else ")")
+    edits = [(end, end, f", ({var}){arrow}{node}" + (" " if end < len(cypher) else ""))]
     for k in range(len(tokens) - 2):
         if (
             tokens[k].is_name

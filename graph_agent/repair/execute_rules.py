@@ -20,6 +20,7 @@ from graph_agent.repair.rule import Case, Fix, Kind, Phase, Trigger, rule
 from graph_agent.result import Stage
 from graph_agent.schema_examples import literal
 from graph_agent.state import UnconfirmedRows
+from graph_agent.superlatives import TIE_ROWS, tie_read, tied_rows
 from graph_agent.words import article
 from guardrails import referenced_names, stem
 
@@ -210,6 +211,33 @@ def _stored_values_text(
         ". If one of them is what the question means, filter on it exactly as written here; "
         "if none is, nothing matches."
     )
+
+
+@rule("ties-shown", E, Trigger.ROWS, Kind.REWRITE)
+async def ties_shown(case: Case) -> Fix | None:
+    """One row from `ORDER BY products DESC LIMIT 1` for "which supplier has the most
+    products?", when two suppliers have five: the answer named one as if it were alone. The
+    same read with room for ties (`LIMIT 11`, through the channel's policy); the rows tied
+    with the first on the first sort key replace it. Only when that key is a returned column;
+    not in a restricted channel (its redaction may have changed the row that came back)."""
+    if len(case.rows) != 1 or case.ctx.policy is not None:
+        return None
+    found = tie_read(case.cypher)
+    if found is None:
+        return None
+    statement, column = found
+    try:
+        rows = await case.probe.rows(statement, None, TIE_ROWS + 1)
+    except GraphError:
+        logger.debug("the tie read failed", exc_info=True)
+        return None
+    tied = tied_rows(rows, column)
+    if len(tied) < 2 or list(case.rows[0]) not in tied:
+        return None
+    more = len(tied) > TIE_ROWS
+    shown = tied[:TIE_ROWS]
+    detail = f"{'more than ' if more else ''}{len(shown)} rows tied for first"
+    return Fix(detail, cypher=statement, update={"rows": shown, "truncated": more})
 
 
 def _in_everyday_words(value: str, question: str) -> bool:

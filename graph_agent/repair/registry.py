@@ -2,8 +2,9 @@
 
 | phase    | trigger         | kind    | rule                                               |
 |----------|-----------------|---------|----------------------------------------------------|
-| validate | statement       | rewrite | relationship-direction, which-names-the-thing,     |
-|          |                 |         | superlative-sort-direction, superlative-one-row    |
+| validate | statement       | rewrite | map-as-value, any-depth, relationship-direction,   |
+|          |                 |         | which-names-the-thing, superlative-sort-direction, |
+|          |                 |         | superlative-one-row                                |
 | validate | schema_problem  | rewrite | property-through-neighbour                         |
 | validate | schema_problem  | guard   | asked-but-missing                                  |
 | validate | before_engine   | guard   | costly-read-repeated                               |
@@ -11,6 +12,7 @@
 | execute  | empty_result    | hint    | value-next-door, stored-values (one of the two     |
 |          |                 |         | per question)                                      |
 | execute  | rows            | hint    | counted-label (once per question)                  |
+| execute  | rows            | rewrite | ties-shown (the rows tied with a LIMIT 1's row)    |
 | answer   | worded_answer   | guard   | answer-denies-rows, unsupported-claims,            |
 |          |                 |         | omits-the-value                                    |
 
@@ -23,6 +25,12 @@ session): its fired counts come with the next dev run. And stored-values, asked 
 26 from three dev failures (a category, a technology and a country code written unlike the
 stored value; docs/eval.md, "stored-values"): it has not been measured yet. It comes after
 value-next-door, which answers the narrower case (the literal is stored, on the node next door).
+And ties-shown (eighth session, issue 26's "ties shown", from a playground question whose
+`LIMIT 1` named one of two suppliers tied for the most products): it changes no statement the
+model wrote, only reads the rows the LIMIT cut off that tie with the one it kept. And
+map-as-value (eighth session, from a dev failure: a project's due date compared with a map):
+a filter no graph can match, whatever its data. And any-depth (eighth session, from two dev
+failures: "directly or indirectly", "directly or through other services" answered one hop).
 
 A new rule: write it in the module of its phase (`validate_rules`, `execute_rules`,
 `answer_rules`; a first rule for the correct step starts `correct_rules` and its trigger) with the `rule` decorator (a docstring that
@@ -42,6 +50,8 @@ from graph_agent.repair import validate_rules as v
 from graph_agent.repair.rule import Rule
 
 RULES: tuple[Rule, ...] = (
+    v.map_as_value,
+    v.any_depth,
     v.relationship_direction,
     v.which_names_the_thing,
     v.superlative_sort_direction,
@@ -53,6 +63,7 @@ RULES: tuple[Rule, ...] = (
     e.value_next_door,
     e.stored_values,
     e.counted_label,
+    e.ties_shown,
     a.answer_denies_rows,
     a.unsupported,
     a.omits_the_value,

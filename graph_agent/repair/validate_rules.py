@@ -8,16 +8,49 @@ from __future__ import annotations
 from typing import Any
 
 from graph_agent.graphdb.schema import schema_vocabulary
+from graph_agent.lint import node_map_entries, without_entries
+from graph_agent.question_fit import any_depth_fix
 from graph_agent.repair.edits import bind_unbound_variable, property_through_neighbour
 from graph_agent.repair.rule import Case, Fix, Kind, Phase, Trigger, rule
 from graph_agent.result import Stage
 from graph_agent.schema_check import check_schema
 from graph_agent.schema_examples import question_focus
 from graph_agent.statement import with_limit
-from graph_agent.superlatives import identify_fix, one_row_fix, sort_direction_fix
+from graph_agent.superlatives import (
+    age_property_fix,
+    identify_fix,
+    one_row_fix,
+    sort_direction_fix,
+)
 from guardrails import content_words, name_words, stem
 
 V, S = Phase.VALIDATE, Trigger.STATEMENT
+
+
+@rule("map-as-value", V, S, Kind.REWRITE)
+def map_as_value(case: Case) -> Fix | None:
+    """`(p:Project {due_date: {due_date: 'Oldest'}})` for "Which project has the earliest due
+    date?": a property never holds a map, so that filter matches nothing whatever the graph
+    holds. It goes; the rest of the statement (here its sort) is the model's answer."""
+    entries = node_map_entries(case.cypher)
+    bad = [e for e in entries if e.text.split(":", 1)[1].lstrip().startswith("{")]
+    if not bad:
+        return None
+    fixed = without_entries(case.cypher, entries, lambda e: e in bad)
+    props = ", ".join(dict.fromkeys(e.prop for e in bad))
+    return Fix(
+        f"dropped the map compared with {props} (a property never holds a map)", cypher=fixed
+    )
+
+
+@rule("any-depth", V, S, Kind.REWRITE)
+def any_depth(case: Case) -> Fix | None:
+    """ "Who works under Andrew Fuller, directly or indirectly?" answered with one hop of
+    `(e:Employee)-[:REPORTS_TO]->(:Employee {…})`: only the direct reports. A relationship
+    that links a label to itself is followed up to a few hops (`-[:REPORTS_TO*1..8]->`), and a
+    plain RETURN gets DISTINCT (a count counts distinct nodes)."""
+    fixed = any_depth_fix(case.cypher, case.question, case.ctx.schema)
+    return Fix(fixed[1], cypher=fixed[0]) if fixed else None
 
 
 @rule("relationship-direction", V, S, Kind.REWRITE)
@@ -120,9 +153,15 @@ def which_names_the_thing(case: Case) -> Fix | None:
 def superlative_sort_direction(case: Case) -> Fix | None:
     """ "Who is the oldest employee?" sorted `ORDER BY e.birthDate DESC`: for a point in time
     (a date or year property) oldest/earliest put the smallest first and newest/latest/most
-    recent the largest; for an age or a duration the other way round. The sort is turned."""
-    fixed = sort_direction_fix(case.cypher, case.question, case.ctx.schema)
-    return Fix(fixed[1], cypher=fixed[0]) if fixed else None
+    recent the largest; for an age or a duration the other way round. The sort is turned.
+    Sorted on `e.hireDate` where employees have a birth date: oldest and youngest are about
+    age, so the birth date is sorted on (then turned as needed)."""
+    cypher, done = case.cypher, []
+    if aged := age_property_fix(cypher, case.question, case.ctx.schema):
+        cypher, done = aged[0], [aged[1]]
+    if turned := sort_direction_fix(cypher, case.question, case.ctx.schema):
+        cypher, done = turned[0], [*done, turned[1]]
+    return Fix("; ".join(done), cypher=cypher) if done else None
 
 
 @rule("superlative-one-row", V, S, Kind.REWRITE)

@@ -1,4 +1,6 @@
-"""Schema paths and the superlative rewrites on three real graphs (demo, Northwind, air routes).
+"""Schema paths and the superlative rewrites on three real graphs (demo, Northwind, air routes),
+and two fixes of a real playground run on Northwind through the agent (tied rows, a filter on
+the wrong label).
 
 The patterns graph_agent/schema_paths.py offers must exist in the data (they are built from the
 schema and the value lookup, never from the data itself), and a superlative statement turned
@@ -7,16 +9,24 @@ the right way must give what the gold statement gives, on the real engine.
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
+from graph_agent.agent import Agent
+from graph_agent.config import AgentConfig
 from graph_agent.datasets import is_loaded, load_dataset
+from graph_agent.evaluation.runner import GoldCache
+from graph_agent.examples import InMemoryExampleStore
 from graph_agent.graphdb import GraphDB, connect
 from graph_agent.graphdb.errors import GraphError
+from graph_agent.llm import LLMs
+from graph_agent.question_fit import any_depth_fix
 from graph_agent.schema_paths import path_patterns, with_data
 from graph_agent.superlatives import identify_fix, one_row_fix, sort_direction_fix
+from rig.scripted_llm import ScriptedChatModel, cypher_reply, evaluation_reply, guard_reply
 
 
 @pytest.fixture(scope="module")
@@ -127,3 +137,103 @@ def test_which_data_gets_both_name_parts(graphs: dict[str, GraphDB]) -> None:
     assert named is not None
     row = db.run_read(named[0], timeout_s=30, max_rows=10).rows[0]
     assert len(row) == 3 and all(isinstance(v, str) for v in row[:2])
+
+
+def _rows(db: GraphDB, cypher: str) -> list[list[object]]:
+    return [list(row) for row in db.run_read(cypher, timeout_s=30, max_rows=50).rows]
+
+
+MOST_PRODUCTS = (
+    "MATCH (s:Supplier)-[:SUPPLIES]->(p:Product) "
+    "RETURN s.companyName AS supplier, count(p) AS products ORDER BY products DESC LIMIT 1"
+)
+
+
+def _agent(db: GraphDB, *replies: str) -> Agent:
+    model = ScriptedChatModel(replies=[guard_reply(), *replies, evaluation_reply(answer="ok")])
+    return Agent(db, LLMs(cypher=model, fast=model), InMemoryExampleStore(), AgentConfig())
+
+
+def test_a_limit_of_one_shows_the_rows_tied_with_it(graphs: dict[str, GraphDB]) -> None:
+    # A playground question: two suppliers have the most products; LIMIT 1 named one alone.
+    db = graphs["northwind"]
+    top = _rows(
+        db,
+        "MATCH (s:Supplier)-[:SUPPLIES]->(p:Product) WITH s, count(p) AS products "
+        "WITH max(products) AS top MATCH (s:Supplier)-[:SUPPLIES]->(p:Product) "
+        "WITH s, count(p) AS products, top WHERE products = top "
+        "RETURN s.companyName, products",
+    )
+    assert len(top) >= 2  # the data has the tie this test is about
+    result = _agent(db, cypher_reply(MOST_PRODUCTS)).run("Which supplier has the most products?")
+    assert result.outcome == "answered" and result.cypher.endswith("LIMIT 1")
+    assert sorted(map(tuple, result.rows)) == sorted(map(tuple, top))
+    assert [f.rule for f in result.rules_fired] == ["ties-shown"]
+
+
+def test_a_gold_statement_that_keeps_one_row_keeps_the_rows_tied_with_it(
+    graphs: dict[str, GraphDB],
+) -> None:
+    db = graphs["northwind"]
+    agent = _agent(db)
+    got = asyncio.run(GoldCache(agent).get(MOST_PRODUCTS))
+    assert got.error is None and len(got.rows) >= 2
+    everyone = _rows(db, MOST_PRODUCTS.replace("LIMIT 1", "LIMIT 50"))
+    tied = [row for row in everyone if row[1] == everyone[0][1]]
+    assert sorted(map(tuple, got.rows)) == sorted(map(tuple, tied))
+    two = MOST_PRODUCTS.replace("LIMIT 1", "LIMIT 2")  # not one row: read as written
+    assert len(asyncio.run(GoldCache(agent).get(two)).rows) == 2
+
+
+def test_a_filter_in_a_map_on_the_wrong_label_moves_to_the_neighbour(
+    graphs: dict[str, GraphDB],
+) -> None:
+    # A playground question answered "nothing matches": only Category has categoryName.
+    db = graphs["northwind"]
+    written = (
+        "MATCH (s:Supplier)-[:SUPPLIES]->(p:Product {categoryName: 'Seafood'}) "
+        "RETURN p.productName AS product, p.unitPrice AS price ORDER BY price ASC LIMIT 3"
+    )
+    gold = _rows(
+        db,
+        "MATCH (p:Product)-[:PART_OF]->(:Category {categoryName: 'Seafood'}) "
+        "RETURN p.productName, p.unitPrice ORDER BY p.unitPrice ASC LIMIT 3",
+    )
+    result = _agent(db, cypher_reply(written)).run("What are the three cheapest seafood products?")
+    assert result.outcome == "answered" and len(result.attempts) == 1
+    assert result.rows == gold and len(gold) == 3
+    assert "{categoryName: 'Seafood'}" in result.cypher and "(p:Product)" in result.cypher
+
+
+def test_directly_or_indirectly_follows_the_chain_to_the_gold_rows(
+    graphs: dict[str, GraphDB],
+) -> None:
+    db = graphs["northwind"]
+    question = "Who works under Andrew Fuller, directly or indirectly?"
+    written = (
+        "MATCH (e:Employee)-[:REPORTS_TO]->(:Employee {firstName: 'Andrew', lastName: 'Fuller'}) "
+        "RETURN e.lastName AS lastName"
+    )
+    fixed = any_depth_fix(written, question, db.schema())
+    assert fixed is not None
+    gold = _rows(
+        db,
+        "MATCH (e:Employee)-[:REPORTS_TO*1..5]->(:Employee {firstName: 'Andrew', "
+        "lastName: 'Fuller'}) RETURN DISTINCT e.lastName",
+    )
+    got, direct = _rows(db, fixed[0]), _rows(db, written)
+    assert sorted(map(tuple, got)) == sorted(map(tuple, gold)) and len(gold) > len(direct)
+
+
+def test_the_oldest_employee_is_the_one_born_first(graphs: dict[str, GraphDB]) -> None:
+    db = graphs["northwind"]
+    written = (
+        "MATCH (e:Employee) RETURN e.lastName AS lastName, e.hireDate AS hireDate "
+        "ORDER BY hireDate DESC LIMIT 1"
+    )
+    result = _agent(db, cypher_reply(written)).run("Who is our oldest employee?")
+    gold = _rows(
+        db, "MATCH (e:Employee) RETURN e.lastName, e.birthDate ORDER BY e.birthDate LIMIT 1"
+    )
+    assert result.rows == gold and "birthDate" in result.cypher
+    assert [f.rule for f in result.rules_fired] == ["superlative-sort-direction"]

@@ -341,6 +341,17 @@ def test_a_property_of_another_label_is_a_problem(cypher: str, problem: str) -> 
     assert any(p.startswith(problem) for p in check_schema(cypher, SCHEMA).problems)
 
 
+def test_a_property_in_a_pattern_map_that_only_a_neighbour_has_is_a_problem() -> None:
+    # "the cheapest seafood products" as `(p:Product {categoryName: 'Seafood'})` where only
+    # the category has the name: it matched nothing and the answer said so, in a playground.
+    [message] = check_schema(
+        "MATCH (t:Team)-[:OWNS]->(:Service {department: 'Sales'}) RETURN t.name", SCHEMA
+    ).problems
+    assert message.startswith("Service has no propert(y/ies) department")
+    assert "department is a property of the related Team" in message
+    assert check_schema("MATCH (s:Service {tier: 1}) RETURN s.name", SCHEMA).problems == []
+
+
 def test_a_property_of_the_team_next_to_it_says_so() -> None:
     [message] = check_schema(
         "MATCH (s:Service)<-[:OWNS]-(t:Team) RETURN s.department", SCHEMA

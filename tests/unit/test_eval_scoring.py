@@ -150,6 +150,16 @@ def test_score_answer_needs_a_run() -> None:
     assert empty.strict and empty.relaxed
 
 
+def test_rows_tied_for_a_limit_of_one_compare_in_any_order() -> None:
+    gold = "MATCH (s:S)-->(p:P) RETURN s.name AS s, count(p) AS n ORDER BY n DESC LIMIT 1"
+    tied = [["A", 5], ["B", 5]]
+    score = score_answer(gold, tied, "answered", [["B", 5], ["A", 5]], "A and B")
+    assert score.strict and not score.ordered
+    assert not score_answer(gold, tied, "answered", [["A", 5]], "A").strict  # one of the two
+    top3 = gold.replace("LIMIT 1", "LIMIT 3")
+    assert score_answer(top3, tied, "answered", tied, "A, B").ordered
+
+
 ITEM_CASES: list[tuple[str, list[dict[str, Any]], str]] = [
     ("duplicate id", [{"id": "a", "question": "q", "gold_cypher": "M"}] * 2, "duplicate id"),
     ("follow-up before parent", [{"id": "b", "question": "q", "follow_up_of": "a"}], "before"),

@@ -72,6 +72,10 @@ def _ctx(policy: CypherPolicy | None = None, **config: Any) -> Context:
     )
 
 
+RESTRICTED = CypherPolicy(hidden_properties=frozenset({"Person.born"}))
+"""A channel's policy for the cases marked `restricted: true`."""
+
+
 def _state(case: dict[str, Any]) -> AgentState:
     extra = dict(case.get("state") or {})
     if "attempts" in extra:
@@ -92,7 +96,7 @@ def _case(case: dict[str, Any], prober: ScriptedProber | None = None) -> Case:
     return Case(
         question=case.get("question", "q"),
         cypher=case.get("cypher", ""),
-        ctx=_ctx(),
+        ctx=_ctx(RESTRICTED if case.get("restricted") else None),
         state=_state(case),
         error=case.get("error", ""),
         unknown=case.get("unknown", ()),

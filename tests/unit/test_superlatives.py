@@ -8,12 +8,16 @@ import pytest
 from graph_agent.graphdb.protocol import GraphSchema, LabelInfo, PropertyInfo, RelPattern
 from graph_agent.statement import Statement
 from graph_agent.superlatives import (
+    TIE_ROWS,
+    age_property_fix,
     asked_label,
     identify_fix,
     name_properties,
     one_row_fix,
     property_kind,
     sort_direction_fix,
+    tie_read,
+    tied_rows,
     wants_descending,
 )
 
@@ -30,6 +34,7 @@ SCHEMA = GraphSchema(
                 PropertyInfo("lastName", S),
                 PropertyInfo("birthDate", ("DATE",)),
                 PropertyInfo("age", INT),
+                PropertyInfo("hireDate", ("DATE",)),
             ),
         ),
         LabelInfo("Film", 9, (PropertyInfo("title", S), PropertyInfo("released", INT))),
@@ -122,3 +127,48 @@ def test_statement_items_and_keys() -> None:
     assert [k.descending for k in keys] == [False, True, False]
     assert s.last("LIMIT") is not None and not s.has_union
     assert s.edited([(0, 5, "OPTIONAL MATCH")]).startswith("OPTIONAL MATCH (a)")
+
+
+def test_oldest_and_youngest_sort_on_the_birth_date_not_another_date() -> None:
+    written = (
+        "MATCH (e:Employee) RETURN e.firstName AS first, e.hireDate AS hireDate "
+        "ORDER BY hireDate ASC LIMIT 1"
+    )
+    fixed = age_property_fix(written, "Who is our oldest employee?", SCHEMA)
+    assert fixed is not None
+    assert fixed[0] == (
+        "MATCH (e:Employee) RETURN e.firstName AS first, e.birthDate AS birthDate "
+        "ORDER BY birthDate ASC LIMIT 1"
+    )
+    assert age_property_fix(written, "Who was hired earliest?", SCHEMA) is None  # a hire date
+    on_birth = "MATCH (e:Employee) RETURN e.firstName ORDER BY e.birthDate LIMIT 1"
+    assert age_property_fix(on_birth, "Who is the youngest employee?", SCHEMA) is None
+    film = "MATCH (f:Film) RETURN f.title ORDER BY f.released LIMIT 1"
+    assert age_property_fix(film, "What is the oldest film?", SCHEMA) is None  # no birth date
+
+
+def test_a_limit_of_one_on_a_returned_key_is_read_again_for_ties() -> None:
+    written = (
+        "MATCH (d:DataCenter)-[:CONTAINS]->(r:Rack) "
+        "RETURN d.name AS dc, count(r) AS racks ORDER BY racks DESC LIMIT 1"
+    )
+    assert tie_read(written) == (written.replace("LIMIT 1", f"LIMIT {TIE_ROWS + 1}"), 1)
+    by_expression = written.replace("ORDER BY racks", "ORDER BY count(r)").replace(
+        "count(r) AS racks", "count(r)"
+    )
+    assert tie_read(by_expression) == (by_expression.replace("LIMIT 1", "LIMIT 11"), 1)
+    for other in (
+        written.replace("LIMIT 1", "LIMIT 3"),
+        written.replace("ORDER BY racks", "ORDER BY size(d.name)"),
+        written.replace("LIMIT 1", "SKIP 1 LIMIT 1"),
+        "MATCH (d:DataCenter) WITH d ORDER BY d.name LIMIT 1 RETURN d.name",
+    ):
+        assert tie_read(other) is None, other
+
+
+def test_tied_rows_are_the_ones_equal_to_the_first_on_the_key() -> None:
+    rows = [["a", 5], ["b", 5], ["c", 4]]
+    assert tied_rows(rows, 1) == [["a", 5], ["b", 5]]
+    assert tied_rows([["a", 5], ["b", 5.0]], 1) == [["a", 5]]  # 5 and 5.0: not the same value
+    assert tied_rows([["a", None], ["b", None]], 1) == [["a", None]]
+    assert tied_rows([], 0) == []
