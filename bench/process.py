@@ -59,6 +59,7 @@ def child(args: argparse.Namespace) -> None:
         data_dir=data_dir / "app",
         rate_per_minute=100_000,
         rate_per_day=1_000_000,
+        candidates=1,  # the scripted model stands in for a local server
         slack_bot_token=SecretStr(args.bot_token),
         slack_signing_secret=SecretStr(args.signing_secret),
         slack_app_token=SecretStr(args.app_token) if args.app_token else None,

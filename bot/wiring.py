@@ -35,7 +35,7 @@ def agent_config(settings: Settings) -> AgentConfig:
     """The agent's limits and switches from Settings."""
     return AgentConfig(
         max_attempts=settings.max_attempts,
-        candidates=settings.candidates,
+        candidates=settings.candidates_in_use,
         query_timeout_s=settings.query_timeout_s,
         question_deadline_s=settings.question_deadline_s,
         rows_to_llm=settings.rows_to_llm,

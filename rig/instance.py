@@ -58,6 +58,7 @@ def main(argv: list[str] | None = None) -> None:
         workers=args.workers,
         rate_per_minute=100_000,
         rate_per_day=1_000_000,
+        candidates=1,  # the scripted model stands in for a local server
         slack_bot_token=SecretStr(args.bot_token),
         slack_signing_secret=SecretStr(args.signing_secret),
         slack_api_url=args.api_url,

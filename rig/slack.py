@@ -50,7 +50,8 @@ def manifest_events() -> list[str]:
 def rig_settings(data_dir: Path, **overrides: Any) -> Settings:
     """Settings for a test: no environment, no .env, generous rate limits, and every LLM call
     made (the conversations tests script answer the guard and the evaluator too; the product's
-    skips of those calls have their own tests: tests/e2e/test_slack_fewer_calls.py)."""
+    skips of those calls have their own tests: tests/e2e/test_slack_fewer_calls.py), one
+    candidate statement."""
     values: dict[str, Any] = {
         "data_dir": data_dir,
         "workers": 4,
@@ -58,6 +59,7 @@ def rig_settings(data_dir: Path, **overrides: Any) -> Settings:
         "rate_per_day": 100_000,
         "guard_first_questions": "all",
         "evaluate_plain_rows": True,
+        "candidates": 1,  # unset, the scripted model without a base URL would count as OpenAI's
         **overrides,
     }
     return Settings(_env_file=None, **values)  # type: ignore[call-arg]

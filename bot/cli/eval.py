@@ -349,7 +349,7 @@ def register(app: typer.Typer) -> None:
             timeout_s=timeout,
             concurrency=concurrency,
             disabled_rules=disabled,
-            candidates=s.candidates,
+            candidates=s.candidates_in_use,
             channel=channel,
             policy=channel_policy(ctx, channel),
         )

@@ -5,8 +5,10 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+from pydantic import SecretStr
 
 from bot.settings import Settings
+from bot.wiring import agent_config
 
 
 def test_defaults_use_embedded_graph_and_no_llm(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -52,3 +54,16 @@ def test_a_memory_url_that_is_not_postgresql_is_refused_at_startup(
     monkeypatch.setenv("MEMORY_URL", "mysql://db/cypherbot")
     with pytest.raises(ValidationError, match="MEMORY_URL must be a postgresql://"):
         Settings(_env_file=None)
+
+
+def test_candidates_unset_are_three_on_openai_and_one_on_a_server_of_ones_own(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    for name in ("CANDIDATES", "OPENAI_BASE_URL", "OPENAI_API_KEY"):
+        monkeypatch.delenv(name, raising=False)
+    assert Settings(_env_file=None, openai_api_key=SecretStr("sk-x")).candidates_in_use == 3
+    local = Settings(_env_file=None, openai_base_url="http://127.0.0.1:8089/v1")
+    assert local.candidates_in_use == 1
+    monkeypatch.setenv("CANDIDATES", "2")
+    assert Settings(_env_file=None, openai_api_key=SecretStr("sk-x")).candidates_in_use == 2
+    assert agent_config(local).candidates == 1
