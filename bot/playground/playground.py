@@ -154,6 +154,7 @@ def build_playground(
                 "slack_signing_secret": SecretStr(emulator.signing_secret),
                 "slack_app_token": None,
                 "slack_api_url": emulator.api_url,
+                **playground_rates(settings),
             }
         )
         bot = create_bot(slack_settings, tracing, memory, socket_mode=False)
@@ -189,3 +190,15 @@ def build_playground(
         )
     logger.info("playground ready at %s", playground.url)
     return playground
+
+
+PLAYGROUND_RATE_PER_MINUTE = 30
+"""Questions a minute in the playground when RATE_PER_MINUTE is not set: one person trying
+the bot on their own machine met Slack's default of 6 at the seventh question of a minute."""
+
+
+def playground_rates(settings: Settings) -> dict[str, int]:
+    """The playground's per-minute limit: RATE_PER_MINUTE when set, else a trial's pace."""
+    if "rate_per_minute" in settings.model_fields_set:
+        return {}
+    return {"rate_per_minute": max(settings.rate_per_minute, PLAYGROUND_RATE_PER_MINUTE)}

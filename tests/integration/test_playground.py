@@ -19,7 +19,13 @@ import bot.cli.playground as playground_command
 from bot.cli.runtime import CliRuntime
 from bot.playground import Playground
 from bot.playground.page import slack_text
-from bot.playground.playground import CHANNEL_ID, PEOPLE, ensure_demo
+from bot.playground.playground import (
+    CHANNEL_ID,
+    PEOPLE,
+    PLAYGROUND_RATE_PER_MINUTE,
+    ensure_demo,
+    playground_rates,
+)
 from bot.settings import Settings
 from graph_agent.graphdb import GraphDB
 from tests.support.playground import (
@@ -342,3 +348,14 @@ def test_the_playground_starts_and_applies_channel_restrictions(
         ts = _ask(restricted, "@cypherbot How many teams are there?")
         [answer] = _answers(restricted, CHANNEL_ID, ts)
         assert _trace(restricted, CHANNEL_ID, answer["ts"])["run"]["row_count"] == 1
+
+
+def test_the_playground_allows_a_trials_pace_unless_the_rate_is_set(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.delenv("RATE_PER_MINUTE", raising=False)
+    unset = Settings(_env_file=None)  # type: ignore[call-arg]
+    assert playground_rates(unset) == {"rate_per_minute": PLAYGROUND_RATE_PER_MINUTE}
+    assert unset.rate_per_minute < PLAYGROUND_RATE_PER_MINUTE  # Slack keeps its default
+    monkeypatch.setenv("RATE_PER_MINUTE", "4")
+    assert playground_rates(Settings(_env_file=None)) == {}  # type: ignore[call-arg]
