@@ -86,8 +86,8 @@ def any_depth_fix(cypher: str, question: str, schema: GraphSchema) -> tuple[str,
     that links a label to itself (`-[:DEPENDS_ON]->`, `-[:REPORTS_TO]->`): that relationship is
     followed up to ANY_DEPTH hops (`-[:DEPENDS_ON*1..8]->`), and a RETURN without aggregates
     gets DISTINCT, `count(p)` becomes `count(DISTINCT p)` (a node reached by two routes is one
-    answer). Only when the statement has one
-    such relationship, written without a length and without a variable it uses elsewhere."""
+    answer). Only when the statement has one such relationship, written without a length and
+    without a variable it uses elsewhere."""
     if not _INDIRECT.search(question):
         return None
     own = {r.type for r in schema.relationships if r.start == r.end}

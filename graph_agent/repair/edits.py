@@ -36,9 +36,10 @@ def property_through_neighbour(cypher: str, schema: GraphSchema) -> tuple[str, s
     and `m.type` becomes `t.type`. A 1.5B model told exactly that pattern sent `m.type` back
     on every attempt, in two runs of three. A filter in the node's map moves with it:
     `(p:Product {categoryName: 'Seafood'})` becomes `(p:Product)` and
-    `, (p)-[:PART_OF]->(c:Category {categoryName: 'Seafood'})`. Only when one relationship
-    type links the label to a label with that property, the variable is bound in a MATCH, and
-    the result passes the schema check.
+    `, (p)-[:PART_OF]->(c:Category {categoryName: 'Seafood'})`; when the statement matches a
+    node of that label already, the filter goes into that node's map instead. Only when one
+    relationship type links the label to a label with that property, the variable is bound in
+    a MATCH, and the result passes the schema check.
     """
     names = referenced_names(cypher)
     entries = node_map_entries(cypher)
