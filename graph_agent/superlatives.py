@@ -275,6 +275,37 @@ def one_row_fix(cypher: str, question: str, schema: GraphSchema) -> tuple[str, s
     return statement.edited([edit]), f"LIMIT {written[0].text} → 1 (one is asked for)"
 
 
+def return_fix(cypher: str, schema: GraphSchema) -> tuple[str, str] | None:
+    """`MATCH (p:Project) WHERE p.due_date IS NOT NULL ORDER BY p.due_date LIMIT 1`: the
+    model stopped before the RETURN, and the engine rejects the statement. The node the sort
+    reads is returned by what it is called (first and last name where it has both) with the
+    sort key, `RETURN p.name AS name, p.due_date AS due_date ORDER BY due_date LIMIT 1`. Only
+    for a statement with no RETURN, no UNION or CALL, whose first sort key is `v.prop` on a
+    labelled node."""
+    statement = Statement(cypher)
+    order = statement.last("ORDER")
+    if order is None or any(
+        statement.keyword_at(c) in ("RETURN", "UNION", "CALL", "WITH") for c in statement.clauses
+    ):
+        return None
+    keys = statement.order_keys()
+    words = statement.words(keys[0]) if keys else []
+    if len(words) != 3 or words[1] != ".":
+        return None
+    var, prop = words[0], words[2]
+    label = schema.label(referenced_names(cypher).variables.get(var, ""))
+    if label is None:
+        return None
+    shown = [p for p in name_properties(label) if p != prop] + [prop]
+    items = ", ".join(f"{var}.{p} AS {p}" for p in shown)
+    first = statement.tokens[keys[0].first]
+    edits = [
+        (statement.tokens[order].position, statement.tokens[order].position, f"RETURN {items} "),
+        (first.position, statement.tokens[keys[0].end - 1].end, prop),
+    ]
+    return statement.edited(edits), f"returned {', '.join(shown)} (the statement had no RETURN)"
+
+
 TIE_ROWS = 10
 """How many rows tied with the first one read reads besides it (more are "at least")."""
 

@@ -2,9 +2,9 @@
 
 | phase    | trigger         | kind    | rule                                               |
 |----------|-----------------|---------|----------------------------------------------------|
-| validate | statement       | rewrite | map-as-value, any-depth, relationship-direction,   |
-|          |                 |         | which-names-the-thing, superlative-sort-direction, |
-|          |                 |         | superlative-one-row                                |
+| validate | statement       | rewrite | missing-return, map-as-value, any-depth,           |
+|          |                 |         | relationship-direction, which-names-the-thing,     |
+|          |                 |         | superlative-sort-direction, superlative-one-row    |
 | validate | schema_problem  | rewrite | property-through-neighbour                         |
 | validate | schema_problem  | guard   | asked-but-missing                                  |
 | validate | before_engine   | guard   | costly-read-repeated                               |
@@ -31,6 +31,8 @@ model wrote, only reads the rows the LIMIT cut off that tie with the one it kept
 map-as-value (eighth session, from a dev failure: a project's due date compared with a map):
 a filter no graph can match, whatever its data. And any-depth (eighth session, from two dev
 failures: "directly or indirectly", "directly or through other services" answered one hop).
+And missing-return (eighth session, from the dev records of four runs: three ordering
+questions answered `MATCH … ORDER BY … LIMIT` with no RETURN, every time).
 
 A new rule: write it in the module of its phase (`validate_rules`, `execute_rules`,
 `answer_rules`; a first rule for the correct step starts `correct_rules` and its trigger) with the `rule` decorator (a docstring that
@@ -50,6 +52,7 @@ from graph_agent.repair import validate_rules as v
 from graph_agent.repair.rule import Rule
 
 RULES: tuple[Rule, ...] = (
+    v.missing_return,
     v.map_as_value,
     v.any_depth,
     v.relationship_direction,

@@ -20,11 +20,23 @@ from graph_agent.superlatives import (
     age_property_fix,
     identify_fix,
     one_row_fix,
+    return_fix,
     sort_direction_fix,
 )
 from guardrails import content_words, name_words, stem
 
 V, S = Phase.VALIDATE, Trigger.STATEMENT
+
+
+@rule("missing-return", V, S, Kind.REWRITE)
+def missing_return(case: Case) -> Fix | None:
+    """`MATCH (s:Service) ORDER BY s.created DESC LIMIT 3` for "Which three services were
+    created most recently?": the model stopped before the RETURN and the engine rejects the
+    statement (on four dev runs, three ordering questions, each time). The node the sort reads
+    is returned by what it is called and the sort key (`RETURN s.name AS name, s.created AS
+    created ORDER BY created DESC LIMIT 3`)."""
+    fixed = return_fix(case.cypher, case.ctx.schema)
+    return Fix(fixed[1], cypher=fixed[0]) if fixed else None
 
 
 @rule("map-as-value", V, S, Kind.REWRITE)

@@ -237,3 +237,19 @@ def test_the_oldest_employee_is_the_one_born_first(graphs: dict[str, GraphDB]) -
     )
     assert result.rows == gold and "birthDate" in result.cypher
     assert [f.rule for f in result.rules_fired] == ["superlative-sort-direction"]
+
+
+def test_a_statement_without_a_return_returns_what_it_sorts(graphs: dict[str, GraphDB]) -> None:
+    # Written so on every dev run of this question: the engine rejected it three times.
+    db = graphs["demo"]
+    result = _agent(db, cypher_reply("MATCH (s:Service) ORDER BY s.created DESC LIMIT 3")).run(
+        "Which three services were created most recently?"
+    )
+    gold = _rows(
+        db,
+        "MATCH (s:Service) WHERE s.created IS NOT NULL RETURN s.name, s.created "
+        "ORDER BY s.created DESC LIMIT 3",
+    )
+    assert result.outcome == "answered" and len(result.attempts) == 1
+    assert result.rows == gold and len(gold) == 3
+    assert [f.rule for f in result.rules_fired] == ["missing-return"]
