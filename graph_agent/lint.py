@@ -89,14 +89,20 @@ def node_map_entries(cypher: str) -> list[MapEntry]:
 
 
 def without_entries(
-    cypher: str, entries: list[MapEntry], dropped: Callable[[MapEntry], bool]
+    cypher: str,
+    entries: list[MapEntry],
+    dropped: Callable[[MapEntry], bool],
+    written: Callable[[MapEntry], str | None] = lambda e: None,
 ) -> str:
     """`cypher` without the map entries `dropped` picks (from `entries`, all of
-    `node_map_entries(cypher)` or some of them); a map left empty goes with its braces."""
+    `node_map_entries(cypher)` or some of them), or with the text `written` gives for them
+    instead; a map left empty goes with its braces."""
     edits: list[tuple[int, int, str]] = []
     for braces in dict.fromkeys(e.braces for e in entries if dropped(e)):
         in_map = [e for e in entries if e.braces == braces]
-        kept = [e.text for e in in_map if not dropped(e)]
+        kept = [
+            text for e in in_map if (text := (written(e) if dropped(e) else e.text)) is not None
+        ]
         left, right = braces
         if kept:
             edits.append((left, right, "{" + ", ".join(kept) + "}"))

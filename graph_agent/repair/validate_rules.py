@@ -5,10 +5,11 @@ Each docstring names the failure it answers with a general example.
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 from graph_agent.graphdb.schema import schema_vocabulary
-from graph_agent.lint import node_map_entries, without_entries
+from graph_agent.lint import MapEntry, node_map_entries, without_entries
 from graph_agent.question_fit import any_depth_fix
 from graph_agent.repair.edits import bind_unbound_variable, property_through_neighbour
 from graph_agent.repair.rule import Case, Fix, Kind, Phase, Trigger, rule
@@ -43,16 +44,54 @@ def missing_return(case: Case) -> Fix | None:
 def map_as_value(case: Case) -> Fix | None:
     """`(p:Project {due_date: {due_date: 'Oldest'}})` for "Which project has the earliest due
     date?": a property never holds a map, so that filter matches nothing whatever the graph
-    holds. It goes; the rest of the statement (here its sort) is the model's answer."""
+    holds. It goes, and the rest of the statement (here its sort) is the model's answer; but
+    `(a:Airport {runways: {runways: 5}})` for "airports with five runways" keeps the value
+    inside, `{runways: 5}`, when the question says it (as written, or a number in words) and
+    it is of the property's type."""
     entries = node_map_entries(case.cypher)
     bad = [e for e in entries if e.text.split(":", 1)[1].lstrip().startswith("{")]
     if not bad:
         return None
-    fixed = without_entries(case.cypher, entries, lambda e: e in bad)
-    props = ", ".join(dict.fromkeys(e.prop for e in bad))
-    return Fix(
-        f"dropped the map compared with {props} (a property never holds a map)", cypher=fixed
+
+    def inner(entry: MapEntry) -> str | None:
+        found = _SAME_KEY_MAP.fullmatch(entry.text.split(":", 1)[1].strip())
+        if found is None or found.group(1) != entry.prop:
+            return None
+        value = found.group(2)
+        label = case.ctx.schema.label(entry.label or "")
+        prop = next((p for p in label.properties if p.name == entry.prop), None) if label else None
+        wanted = {"STRING"} if value[0] in "'\"" else {"INTEGER", "FLOAT"}
+        if prop is None or not wanted & set(prop.types):
+            return None  # 'Earliest' for a year: a word of the question, not a value
+        return f"{entry.prop}: {value}" if _said(value.strip("'\""), case.question) else None
+
+    fixed = without_entries(case.cypher, entries, lambda e: e in bad, inner)
+    kept = [e.prop for e in bad if inner(e) is not None]
+    gone = [e.prop for e in bad if inner(e) is None]
+    detail = "; ".join(
+        [f"{', '.join(kept)}: the value inside the map kept"] * bool(kept)
+        + [f"dropped the map compared with {', '.join(gone)}"] * bool(gone)
     )
+    return Fix(f"{detail} (a property never holds a map)", cypher=fixed)
+
+
+_SAME_KEY_MAP = re.compile(r"\{\s*(\w+)\s*:\s*(-?\d+(?:\.\d+)?|'[^'\n]*'|\"[^\"\n]*\")\s*\}")
+_NUMBER_WORDS = (
+    "zero", "one", "two", "three", "four", "five", "six", "seven", "eight", "nine", "ten",
+    "eleven", "twelve", "thirteen", "fourteen", "fifteen", "sixteen", "seventeen", "eighteen",
+    "nineteen", "twenty",
+)  # fmt: skip
+
+
+def _said(value: str, question: str) -> bool:
+    """Whether the question says `value`: as written (case aside, whole words), or a whole
+    number up to twenty in words ("five runways" for 5)."""
+    text = question.casefold()
+    if re.search(rf"(?<!\w){re.escape(value.casefold())}(?!\w)", text):
+        return True
+    if value.isdigit() and int(value) < len(_NUMBER_WORDS):
+        return re.search(rf"\b{_NUMBER_WORDS[int(value)]}\b", text) is not None
+    return False
 
 
 @rule("any-depth", V, S, Kind.REWRITE)
