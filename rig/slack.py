@@ -51,7 +51,7 @@ def rig_settings(data_dir: Path, **overrides: Any) -> Settings:
     """Settings for a test: no environment, no .env, generous rate limits, and every LLM call
     made (the conversations tests script answer the guard and the evaluator too; the product's
     skips of those calls have their own tests: tests/e2e/test_slack_fewer_calls.py), one
-    candidate statement."""
+    candidate statement, three attempts (the library's default; the product's is two)."""
     values: dict[str, Any] = {
         "data_dir": data_dir,
         "workers": 4,
@@ -60,6 +60,7 @@ def rig_settings(data_dir: Path, **overrides: Any) -> Settings:
         "guard_first_questions": "all",
         "evaluate_plain_rows": True,
         "candidates": 1,  # unset, the scripted model without a base URL would count as OpenAI's
+        "max_attempts": 3,  # the conversations script up to two corrections
         **overrides,
     }
     return Settings(_env_file=None, **values)  # type: ignore[call-arg]
