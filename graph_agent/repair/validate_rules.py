@@ -65,9 +65,10 @@ def map_as_value(case: Case) -> Fix | None:
             return None  # 'Earliest' for a year: a word of the question, not a value
         return f"{entry.prop}: {value}" if _said(value.strip("'\""), case.question) else None
 
-    fixed = without_entries(case.cypher, entries, lambda e: e in bad, inner)
-    kept = [e.prop for e in bad if inner(e) is not None]
-    gone = [e.prop for e in bad if inner(e) is None]
+    unwrapped = {e: inner(e) for e in bad}
+    fixed = without_entries(case.cypher, entries, lambda e: e in unwrapped, unwrapped.get)
+    kept = [e.prop for e, text in unwrapped.items() if text is not None]
+    gone = [e.prop for e, text in unwrapped.items() if text is None]
     detail = "; ".join(
         [f"{', '.join(kept)}: the value inside the map kept"] * bool(kept)
         + [f"dropped the map compared with {', '.join(gone)}"] * bool(gone)
