@@ -21,7 +21,7 @@ from graph_agent.evaluation.scoring import (
     score_tool,
 )
 from graph_agent.graphdb.errors import GraphError
-from graph_agent.result import AgentResult, Firing, Stage
+from graph_agent.result import AgentResult, Attempt, Firing, Stage
 from graph_agent.superlatives import TIE_ROWS, tie_read, tied_rows
 from guardrails import CypherPolicy
 from memory.types import Turn
@@ -165,6 +165,17 @@ def _turn(record: dict[str, Any]) -> Turn:
     )
 
 
+def _try(attempt: Attempt) -> dict[str, Any]:
+    """One attempt as the record keeps it: the statement, where it ended and why, so that a
+    failure on the dev split can be read without running the question again."""
+    return {
+        "cypher": attempt.cypher,
+        "stage": str(attempt.stage),
+        "error": (attempt.error or "")[:ANSWER_CHARS] or None,
+        "rows": attempt.rows,
+    }
+
+
 def score_record(
     item: EvalItem,
     options: RunOptions,
@@ -203,6 +214,7 @@ def score_record(
             answer=result.answer[:ANSWER_CHARS],
             rows=len(result.rows),
             attempts=len(result.attempts),
+            tries=[_try(attempt) for attempt in result.attempts],
             llm_calls=result.llm_calls,
             llm_steps=result.llm_steps,
             prompt_tokens=result.prompt_tokens,
