@@ -37,8 +37,17 @@ _TIME_WORDS = frozenset(
 _SPAN_WORDS = frozenset(stem(w) for w in ("age", "tenure", "seniority"))
 _TEMPORAL_TYPES = frozenset({"DATE", "DATETIME", "LOCALDATETIME", "TIME", "LOCALTIME"})
 
-_OLDEST = re.compile(r"\b(?:oldest|earliest|least\s+recent(?:ly)?)\b", re.IGNORECASE)
-_NEWEST = re.compile(r"\b(?:youngest|newest|latest|most\s+recent(?:ly)?)\b", re.IGNORECASE)
+# "the longest"/"the shortest" ending a clause, over a point in time, is how long since it
+# ("Who has been with the company the longest?" on a start date: the earliest first); over a
+# tenure, the longest first. "The longest film" is about a length, not a time: no cue.
+_SINCE = r"(?:{0}(?=\s*(?:[?.!,;]|$))|{0}[-\s]serving)"
+_OLDEST = re.compile(
+    rf"\b(?:oldest|earliest|{_SINCE.format('longest')}|least\s+recent(?:ly)?)\b", re.IGNORECASE
+)
+_NEWEST = re.compile(
+    rf"\b(?:youngest|newest|latest|{_SINCE.format('shortest')}|most\s+recent(?:ly)?)\b",
+    re.IGNORECASE,
+)
 
 
 def property_kind(prop: PropertyInfo) -> Kind | None:
@@ -209,6 +218,88 @@ def name_properties(label: LabelInfo) -> list[str]:
         return [first, last]
     display = display_property(label)
     return [display] if display else []
+
+
+_NAME_WORDS = frozenset({"name", "surname"})
+
+
+def name_property_fix(cypher: str, schema: GraphSchema) -> tuple[str, str] | None:
+    """The statement returning what its nodes are called by instead of name properties their
+    label lacks, and what changed; None when nothing like that is returned.
+
+    `RETURN s.firstName AS firstName, s.lastName AS lastName` for "Who supplies Tofu?" where a
+    Supplier is called by its `companyName`: `RETURN s.companyName AS companyName` (the sort on
+    the old columns follows). Only for properties whose name says name (`firstName`, `name`,
+    `surname`), returned in the final RETURN and read nowhere before it (a filter on a name
+    the label lacks is the model's to change), on a label that has a name property."""
+    statement = Statement(cypher)
+    returned = statement.final_return()
+    if returned is None or statement.has_union:
+        return None
+    at, items = returned
+    names = referenced_names(cypher)
+    tokens = statement.tokens
+
+    def wrong(item: Item) -> tuple[str, str] | None:
+        words = statement.words(item)
+        if len(words) != 3 or words[1] != ".":
+            return None
+        label = schema.label(names.variables.get(words[0], ""))
+        if (
+            label is None
+            or not label.properties
+            or any(p.name == words[2] for p in label.properties)
+        ):
+            return None
+        if not {w.lower() for w in name_words(words[2])} & _NAME_WORDS or not name_properties(
+            label
+        ):
+            return None
+        return words[0], words[2]
+
+    found = {i: w for i, item in enumerate(items) if (w := wrong(item)) is not None}
+    read_before = {
+        (tokens[k].name, tokens[k + 2].name)
+        for k in range(at - 2)
+        if tokens[k].is_name and tokens[k + 1].is_punct(".") and tokens[k + 2].is_name
+    }
+    if not found or set(found.values()) & read_before:
+        return None
+    texts, done, renamed = [], set(), {}
+    for i, item in enumerate(items):
+        end = item.end + 2 if item.alias else item.end
+        if i not in found:
+            texts.append(statement.source(item.first, end))
+            continue
+        var, prop = found[i]
+        label = schema.label(names.variables[var])
+        props = name_properties(label) if label is not None else []
+        renamed[item.alias or f"{var}.{prop}"] = props[0]
+        if var not in done:
+            done.add(var)
+            texts.append(", ".join(f"{var}.{p} AS {p}" for p in props))
+    last = items[-1]
+    span = (
+        tokens[items[0].first].position,
+        tokens[(last.end + 2 if last.alias else last.end) - 1].end,
+    )
+    edits = [(span[0], span[1], ", ".join(texts))]
+    for k in range(statement.clause_end(at), len(tokens)):
+        old = tokens[k].name
+        if tokens[k].is_name and old in renamed and not tokens[k - 1].is_punct("."):
+            edits.append((tokens[k].position, tokens[k].end, renamed[old]))
+        elif (
+            k + 2 < len(tokens)
+            and tokens[k + 1].is_punct(".")
+            and f"{old}.{tokens[k + 2].name}" in renamed
+        ):
+            edits.append(
+                (tokens[k].position, tokens[k + 2].end, renamed[f"{old}.{tokens[k + 2].name}"])
+            )
+    gone = ", ".join(f"{v}.{p}" for v, p in dict.fromkeys(found.values()))
+    return statement.edited(
+        edits
+    ), f"{gone} → what the node is called by ({', '.join(dict.fromkeys(renamed.values()))})"
 
 
 def _aggregates(statement: Statement, item: Item) -> bool:

@@ -2,10 +2,12 @@
 
 | phase    | trigger         | kind    | rule                                               |
 |----------|-----------------|---------|----------------------------------------------------|
-| validate | statement       | rewrite | missing-return, map-as-value, any-depth,           |
+| validate | statement       | rewrite | not-equal-operator, string-alias, missing-return,  |
+|          |                 |         | map-as-value, any-depth,                           |
 |          |                 |         | relationship-direction, which-names-the-thing,     |
 |          |                 |         | superlative-sort-direction, superlative-one-row    |
-| validate | schema_problem  | rewrite | property-through-neighbour                         |
+| validate | schema_problem  | rewrite | relationship-road, relationship-property,          |
+|          |                 |         | property-through-neighbour, name-property          |
 | validate | schema_problem  | guard   | asked-but-missing                                  |
 | validate | before_engine   | guard   | costly-read-repeated                               |
 | validate | engine_error    | rewrite | bind-unbound-variable (EXPLAINed again)            |
@@ -48,6 +50,8 @@ from graph_agent.repair import validate_rules as v
 from graph_agent.repair.rule import Rule
 
 RULES: tuple[Rule, ...] = (
+    v.not_equal_operator,
+    v.string_alias,
     v.missing_return,
     v.map_as_value,
     v.any_depth,
@@ -55,7 +59,10 @@ RULES: tuple[Rule, ...] = (
     v.which_names_the_thing,
     v.superlative_sort_direction,
     v.superlative_one_row,
+    v.relationship_road,
+    v.relationship_property_read,
     v.property_from_neighbour,
+    v.name_property,
     v.asked_but_missing,
     v.costly_read_repeated,
     v.bind_unbound,

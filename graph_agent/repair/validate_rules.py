@@ -12,6 +12,7 @@ from graph_agent.graphdb.schema import schema_vocabulary
 from graph_agent.lint import MapEntry, node_map_entries, without_entries
 from graph_agent.question_fit import any_depth_fix
 from graph_agent.repair.edits import bind_unbound_variable, property_through_neighbour
+from graph_agent.repair.relationships import relationship_property, reroute_relationship
 from graph_agent.repair.rule import Case, Fix, Kind, Phase, Trigger, rule
 from graph_agent.result import Stage
 from graph_agent.schema_check import check_schema
@@ -20,11 +21,12 @@ from graph_agent.statement import with_limit
 from graph_agent.superlatives import (
     age_property_fix,
     identify_fix,
+    name_property_fix,
     one_row_fix,
     return_fix,
     sort_direction_fix,
 )
-from guardrails import content_words, name_words, stem
+from guardrails import content_words, name_words, referenced_names, stem, tokenize
 
 V, S = Phase.VALIDATE, Trigger.STATEMENT
 
@@ -38,6 +40,50 @@ def missing_return(case: Case) -> Fix | None:
     created ORDER BY created DESC LIMIT 3`)."""
     fixed = return_fix(case.cypher, case.ctx.schema)
     return Fix(fixed[1], cypher=fixed[0]) if fixed else None
+
+
+@rule("not-equal-operator", V, S, Kind.REWRITE)
+def not_equal_operator(case: Case) -> Fix | None:
+    """`WHERE s.lifecycle != 'production'` for "Which services are not in production?": Cypher
+    says "not equal" as `<>`, and the engine rejects `!=` (two dev questions, on both attempts:
+    the correction sent the same operator back). Every `!=` outside a string becomes `<>`."""
+    found = [t for t in tokenize(case.cypher) if t.kind == "punct" and t.value == "!="]
+    if not found:
+        return None
+    fixed = case.cypher
+    for token in reversed(found):
+        fixed = fixed[: token.position] + "<>" + fixed[token.end :]
+    return Fix(f"wrote {len(found)} != as <> (Cypher's not-equal)", cypher=fixed)
+
+
+@rule("string-alias", V, S, Kind.REWRITE)
+def string_alias(case: Case) -> Fix | None:
+    """`RETURN b.city AS "Where can I fly to directly from Edinburgh?"`: a column is named by
+    an identifier, and the engine rejects a string there (two dev questions, on both
+    attempts). The column takes the name of the property it returns (`AS city`), else the
+    string's words joined (`AS total_routes`)."""
+    tokens = tokenize(case.cypher)
+    taken = {t.name for i, t in enumerate(tokens) if t.is_name and not tokens[i - 1].is_punct(".")}
+    edits: list[tuple[int, int, str]] = []
+    for i, tok in enumerate(tokens[1:], start=1):
+        if tok.kind != "string" or not tokens[i - 1].is_keyword("AS"):
+            continue
+        before = tokens[i - 4 : i - 1]
+        if len(before) == 3 and before[1].is_punct(".") and before[2].is_name:
+            name = before[2].name
+        else:
+            name = "_".join(re.findall(r"[a-z0-9]+", tok.value.casefold())[:4]) or "value"
+            name = name if name[0].isalpha() else f"c_{name}"
+        while name in taken:
+            name += "_"
+        taken.add(name)
+        edits.append((tok.position, tok.end, name))
+    if not edits:
+        return None
+    fixed = case.cypher
+    for start, end, text in reversed(edits):
+        fixed = fixed[:start] + text + fixed[end:]
+    return Fix(f"named {len(edits)} column(s) by an identifier, not a string", cypher=fixed)
 
 
 @rule("map-as-value", V, S, Kind.REWRITE)
@@ -119,6 +165,41 @@ def relationship_direction(case: Case) -> Fix | None:
     )
 
 
+@rule("relationship-road", V, Trigger.SCHEMA_PROBLEM, Kind.REWRITE)
+def relationship_road(case: Case) -> Fix | None:
+    """`(p:Project)<-[:WORKS_ON]-(t:Team)` for "Which teams have people on Project Atlas?" on a
+    graph where people work on projects and belong to teams: the road the schema has replaces
+    it, `(p:Project)<-[:WORKS_ON]-(:Person)-[:MEMBER_OF]->(t:Team)` (the one two-hop path that
+    uses the written type, when nothing links the two labels directly); and
+    `(s:Service)-[:DEPENDS_ON]->(t:Technology)` where the one relationship between the two is
+    USES becomes `(s:Service)-[:USES]->(t:Technology)`. The schema check names both roads; on
+    the dev records the model sent the same statement back on both attempts. Not when the
+    question says a relationship the statement does not use ("Who commanded incidents…" with
+    no COMMANDED): the mistake is elsewhere, and a road would answer another question."""
+    rerouted = reroute_relationship(case.cypher, case.ctx.schema, case.hints)
+    if rerouted is None:
+        return None
+    said = {stem(w) for w in content_words(case.question)}
+    written = referenced_names(rerouted[0]).rel_types
+    for rel in case.ctx.schema.relationships:
+        words = {stem(w) for w in content_words(" ".join(name_words(rel.type)))}
+        if rel.type not in written and said & words:
+            return None
+    return Fix(rerouted[1], cypher=rerouted[0])
+
+
+@rule("relationship-property", V, Trigger.SCHEMA_PROBLEM, Kind.REWRITE)
+def relationship_property_read(case: Case) -> Fix | None:
+    """`MATCH (a:Airport {…})-[:HAS_ROUTE]->(b:Airport {…}) RETURN b.distance` for "How far is
+    the flight from Heathrow to Charles de Gaulle?": the distance is the route's, not an
+    airport's. The relationship gets a variable and the property is read from it
+    (`-[h:HAS_ROUTE]->`, `h.distance`), when exactly one relationship next to the node has it.
+    The schema check named the airport's properties; the model sent the same statement back."""
+    if read := relationship_property(case.cypher, case.ctx.schema):
+        return Fix(read[1], cypher=read[0])
+    return None
+
+
 @rule("property-through-neighbour", V, Trigger.SCHEMA_PROBLEM, Kind.REWRITE)
 def property_from_neighbour(case: Case) -> Fix | None:
     """`m.kind` where m's label lacks `kind` and its one neighbouring label has it: read it
@@ -127,6 +208,17 @@ def property_from_neighbour(case: Case) -> Fix | None:
     if moved := property_through_neighbour(case.cypher, case.ctx.schema):
         return Fix(moved[1], cypher=moved[0])
     return None
+
+
+@rule("name-property", V, Trigger.SCHEMA_PROBLEM, Kind.REWRITE)
+def name_property(case: Case) -> Fix | None:
+    """`RETURN s.firstName AS firstName, s.lastName AS lastName` for "Who supplies Tofu?" where
+    a supplier is called by its `companyName` (people on the same graph have first and last
+    names, and the model wrote them for every "who"; two dev questions, both attempts): the
+    label's own name property is returned instead, and the sort follows. Only for returned
+    properties whose name says name, read nowhere before the RETURN."""
+    fixed = name_property_fix(case.cypher, case.ctx.schema)
+    return Fix(fixed[1], cypher=fixed[0]) if fixed else None
 
 
 @rule("asked-but-missing", V, Trigger.SCHEMA_PROBLEM, Kind.GUARD)
@@ -206,6 +298,8 @@ def superlative_sort_direction(case: Case) -> Fix | None:
     """ "Who is the oldest employee?" sorted `ORDER BY e.birthDate DESC`: for a point in time
     (a date or year property) oldest/earliest put the smallest first and newest/latest/most
     recent the largest; for an age or a duration the other way round. The sort is turned.
+    "Who has been with the company the longest?" sorted `ORDER BY p.start_date DESC` (a dev
+    question): longest since a point in time is the earliest (shortest, the latest).
     Sorted on `e.hireDate` where employees have a birth date: oldest and youngest are about
     age, so the birth date is sorted on (then turned as needed)."""
     cypher, done = case.cypher, []

@@ -34,7 +34,11 @@ def _schema(raw: dict[str, Any]) -> GraphSchema:
         LabelInfo(name, 10, tuple(PropertyInfo(p, (t,)) for p, t in props.items()))
         for name, props in raw["labels"].items()
     )
-    rels = tuple(RelPattern(s, t, e, 10) for s, t, e in raw["relationships"])
+    rels = tuple(
+        RelPattern(s, t, e, 10, tuple(PropertyInfo(p, (k,)) for p, k in props.items()))
+        for s, t, e, *more in raw["relationships"]
+        for props in [more[0] if more else {}]
+    )
     return GraphSchema(labels, rels)
 
 

@@ -66,6 +66,11 @@ def test_direction_words() -> None:
     assert wants_descending("the youngest person", "span") is False
     assert wants_descending("the oldest and the newest", "time") is None
     assert wants_descending("the longest film", "time") is None
+    # How long since a point in time: the earliest start first; the longest tenure first.
+    assert wants_descending("Who has been with the company the longest?", "time") is False
+    assert wants_descending("the longest-serving employee", "time") is False
+    assert wants_descending("Who has been here the shortest?", "time") is True
+    assert wants_descending("Who has been here the longest?", "span") is True
 
 
 def test_the_sort_is_turned_for_an_age() -> None:

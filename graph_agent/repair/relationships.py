@@ -1,0 +1,277 @@
+"""Relationships written wrong, put right from the schema.
+
+A relationship written between two labels the schema never links that way is put on the road
+the schema has: the one relationship between them, or the one two-hop path that uses it.
+
+`(t:Team)-[:WORKS_ON]->(p:Project)` on a graph where people work on projects and are members of
+teams becomes `(t:Team)<-[:MEMBER_OF]-(:Person)-[:WORKS_ON]->(p:Project)`; and
+`(s:Service)-[:DEPENDS_ON]->(t:Technology)` where services only depend on services and use
+technologies becomes `(s:Service)-[:USES]->(t:Technology)`. The schema check already tells the
+model both; a 1.5B model sent the same statement back on both attempts (dev records).
+
+A property the relationship holds, read from one of its nodes (`b.distance` for a route's
+distance), is read from the relationship.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass
+
+from graph_agent.graphdb.protocol import GraphSchema, RelPattern
+from graph_agent.lint import node_map_entries
+from graph_agent.repair.rule import Hint
+from graph_agent.schema_check import check_schema, has_property
+from graph_agent.statement import fresh_variable
+from guardrails import (
+    ReferencedNames,
+    Token,
+    matching_close,
+    matching_open,
+    referenced_names,
+    tokenize,
+)
+
+
+@dataclass(frozen=True)
+class _Hop:
+    """One written `-[:TYPE]->` between two node patterns."""
+
+    first: int
+    """Token index of the relationship's first arrow token (`<` or `-`)."""
+    last: int
+    """Token index of its last arrow token (`-` or `>`)."""
+    left: str | None
+    """Label of the node written before it (its own, or its variable's)."""
+    right: str | None
+    rel_type: str
+    points_right: bool
+    left_var: str | None = None
+    right_var: str | None = None
+    rel_var: str | None = None
+    """The relationship's variable, when it has one."""
+    colon_at: int = 0
+    """Token index of the colon before the type (where a variable goes)."""
+    nodes: tuple[int, int] = (0, 0)
+    """Token indexes of the left and the right node pattern's `(`."""
+
+
+def _label_at(tokens: Sequence[Token], opened: int) -> int | None:
+    """Token index of the label a node pattern writes (`(j:Process {…})`), None without one."""
+    at = opened + 1 if tokens[opened + 1].is_punct(":") else opened + 2
+    if at + 1 < len(tokens) and tokens[at].is_punct(":") and tokens[at + 1].is_name:
+        return at + 1
+    return None
+
+
+def _node_var(tokens: Sequence[Token]) -> str | None:
+    return tokens[0].name if tokens and tokens[0].is_name else None
+
+
+def _node_label(tokens: Sequence[Token], names: ReferencedNames) -> str | None:
+    """The label of a node pattern's inside (`p:Person {…}`, `p`, `:Person`)."""
+    if len(tokens) >= 2 and tokens[0].is_punct(":") and tokens[1].is_name:
+        return tokens[1].name
+    if tokens and tokens[0].is_name:
+        if len(tokens) >= 3 and tokens[1].is_punct(":") and tokens[2].is_name:
+            return tokens[2].name
+        return names.variables.get(tokens[0].name)
+    return None
+
+
+def _hops(tokens: list[Token], names: ReferencedNames) -> Iterator[_Hop]:
+    """Every directed one-hop relationship of one plain type (`[:T]` or `[r:T]`) between two
+    node patterns; variable-length or filtered ones are left."""
+    for i, tok in enumerate(tokens):
+        if not tok.is_punct("[") or i < 2 or not tokens[i - 1].is_punct("-"):
+            continue
+        first = i - 2 if tokens[i - 2].is_punct("<") else i - 1
+        close = matching_close(tokens, i)
+        if first < 1 or close is None or close + 2 >= len(tokens):
+            continue
+        if not tokens[first - 1].is_punct(")") or not tokens[close + 1].is_punct("-"):
+            continue
+        last = close + 2 if tokens[close + 2].is_punct(">") else close + 1
+        if last + 1 >= len(tokens) or not tokens[last + 1].is_punct("("):
+            continue
+        if tokens[first].is_punct("<") == tokens[last].is_punct(">"):
+            continue  # undirected, or both ways
+        inner = tokens[i + 1 : close]
+        rel_var = inner[0].name if len(inner) == 3 and inner[0].is_name else None
+        if rel_var is not None:
+            inner = inner[1:]
+        if len(inner) != 2 or not inner[0].is_punct(":") or not inner[1].is_name:
+            continue
+        opened = matching_open(tokens, first - 1)
+        shut = matching_close(tokens, last + 1)
+        if opened is None or shut is None:
+            continue
+        yield _Hop(
+            first,
+            last,
+            _node_label(tokens[opened + 1 : first - 1], names),
+            _node_label(tokens[last + 2 : shut], names),
+            inner[1].name,
+            tokens[last].is_punct(">"),
+            _node_var(tokens[opened + 1 : first - 1]),
+            _node_var(tokens[last + 2 : shut]),
+            rel_var,
+            close - 2,
+            (opened, last + 1),
+        )
+
+
+def _arrow(side: str, rel: RelPattern) -> str:
+    """`rel` written from the `side` label's end."""
+    return f"-[:{rel.type}]->" if rel.start == side else f"<-[:{rel.type}]-"
+
+
+def _routes(schema: GraphSchema, left: str, right: str, rel_type: str) -> set[str]:
+    """Two-hop paths `left … right` through a third label, one of whose hops is `rel_type`,
+    as pattern text from the left node's side (`<-[:MEMBER_OF]-(:Person)-[:WORKS_ON]->`)."""
+    rels = schema.relationships
+    found = set()
+    for one in rels:
+        if left not in (one.start, one.end):
+            continue
+        middle = one.end if one.start == left else one.start
+        if middle in (left, right):
+            continue
+        for two in rels:
+            if {two.start, two.end} != {middle, right} or rel_type not in (one.type, two.type):
+                continue
+            found.add(f"{_arrow(left, one)}(:{middle}){_arrow(middle, two)}")
+    return found
+
+
+def _relabelled(
+    cypher: str, tokens: list[Token], hop: _Hop, schema: GraphSchema, hints: Sequence[Hint]
+) -> tuple[str, str] | None:
+    """The hop's node with a filter the value lookup found on another label, written with that
+    label, when the written relationship links the other end to that label: `(s:Software)
+    -[:DEPENDS_ON]->(j:Process {name: 'java'})` where 'java' is a Software's name."""
+    entries = node_map_entries(cypher)
+    for opened, mine, other in (
+        (hop.nodes[0], hop.left, hop.right),
+        (hop.nodes[1], hop.right, hop.left),
+    ):
+        at = _label_at(tokens, opened)
+        if at is None:
+            continue
+        said = {
+            (e.prop, e.text.split(":", 1)[1].strip().strip("'\""))
+            for e in entries
+            if e.node == tokens[opened].position
+        }
+        found = {
+            label
+            for label, prop, value in hints
+            if (prop, value) in said
+            and label != mine
+            and any(
+                r.type == hop.rel_type and {r.start, r.end} == {label, other}
+                for r in schema.relationships
+            )
+        }
+        if len(found) == 1:
+            label = found.pop()
+            fixed = cypher[: tokens[at].position] + label + cypher[tokens[at].end :]
+            return fixed, f"{mine} → {label}: the value it is filtered on is a {label}'s"
+    return None
+
+
+def reroute_relationship(
+    cypher: str, schema: GraphSchema, hints: Sequence[Hint] = ()
+) -> tuple[str, str] | None:
+    """The statement with one relationship the schema lacks between its two labels replaced by
+    the schema's road between them, and what was changed; None when no road is the only one
+    or the change leaves as many schema problems as before.
+
+    The road: the one relationship type that links the two labels directly (its direction
+    from the schema; a type the graph lacks altogether is replaced the same way; never between
+    a label and itself, where `MANAGES` for `REPORTS_TO` would turn the meaning round), else, when
+    nothing links them directly, the one two-hop path through a third label that uses the
+    written type. Before either, a node filtered on a value the value lookup found (`hints`)
+    on another label that the written type does link is relabelled. A type the schema has
+    between the two labels the other way round is the relationship-direction rule's."""
+    tokens = tokenize(cypher)
+    names = referenced_names(cypher)
+    before = len(check_schema(cypher, schema).problems)
+    for hop in _hops(tokens, names):
+        if hop.left is None or hop.right is None:
+            continue
+        if hop.rel_var is not None and any(t.name == hop.rel_var for t in tokens[hop.last :]):
+            continue  # its variable is read further on: the road would lose it
+        if schema.label(hop.left) is None or schema.label(hop.right) is None:
+            continue
+        ends = {hop.left, hop.right}
+        links = [r for r in schema.relationships if {r.start, r.end} == ends]
+        if any(r.type == hop.rel_type for r in links):
+            continue
+        start, end = (hop.left, hop.right) if hop.points_right else (hop.right, hop.left)
+        missing = f"no (:{start})-[:{hop.rel_type}]->(:{end})"
+        relabelled = _relabelled(cypher, tokens, hop, schema, hints)
+        if relabelled and len(check_schema(relabelled[0], schema).problems) < before:
+            return relabelled[0], f"{missing}: {relabelled[1]}"
+        if len({(r.start, r.type, r.end) for r in links}) == 1 and hop.left != hop.right:
+            rel = links[0]
+            road = _arrow(hop.left, rel)
+            detail = f"{missing}: the one relationship between them, (:{rel.start})-[:{rel.type}]->(:{rel.end})"
+        elif not links and len(routes := _routes(schema, hop.left, hop.right, hop.rel_type)) == 1:
+            road = routes.pop()
+            detail = f"{missing}: the one path that uses {hop.rel_type}, (:{hop.left}){road}(:{hop.right})"
+        else:
+            continue
+        at, to = tokens[hop.first].position, tokens[hop.last].end
+        fixed = cypher[:at] + road + cypher[to:]
+        if len(check_schema(fixed, schema).problems) < before:
+            return fixed, detail
+    return None
+
+
+def relationship_property(cypher: str, schema: GraphSchema) -> tuple[str, str] | None:
+    """The statement reading from its relationship a property a node was asked for, and what
+    was changed; None when that is not the one change that makes the statement fit.
+
+    `MATCH (a:Airport {iata: 'LHR'})-[:HAS_ROUTE]->(b:Airport {iata: 'CDG'}) RETURN b.distance`
+    where routes, not airports, have a distance: the relationship gets a variable (`[r:HAS_ROUTE]`,
+    or the one it has) and `b.distance` becomes `r.distance`. Only when exactly one relationship
+    written next to the node has that property in the schema."""
+    tokens = tokenize(cypher)
+    names = referenced_names(cypher)
+    before = len(check_schema(cypher, schema).problems)
+    hops = list(_hops(tokens, names))
+    taken = {t.name for t in tokens if t.is_name}
+    for var, prop in dict.fromkeys(names.accesses):
+        if has_property(schema.label(names.variables.get(var, "")), prop):
+            continue
+        holders = [
+            hop
+            for hop in hops
+            if var in (hop.left_var, hop.right_var)
+            and any(
+                r.type == hop.rel_type and any(p.name == prop for p in r.properties)
+                for r in schema.relationships
+            )
+        ]
+        if len(holders) != 1:
+            continue
+        hop = holders[0]
+        rel_var = hop.rel_var or fresh_variable(hop.rel_type, taken)
+        at = tokens[hop.colon_at].position
+        edits = [] if hop.rel_var else [(at, at, rel_var)]
+        edits += [
+            (tokens[k].position, tokens[k].end, rel_var)
+            for k in range(len(tokens) - 2)
+            if tokens[k].is_name
+            and tokens[k].name == var
+            and tokens[k + 1].is_punct(".")
+            and tokens[k + 2].name == prop
+            and not (k and tokens[k - 1].is_punct("."))
+        ]
+        fixed = cypher
+        for start, end, text in sorted(edits, reverse=True):
+            fixed = fixed[:start] + text + fixed[end:]
+        if len(check_schema(fixed, schema).problems) < before:
+            return fixed, f"{var}.{prop} read from the relationship (:{hop.rel_type} has {prop})"
+    return None
