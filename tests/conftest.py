@@ -1,5 +1,6 @@
-"""Shared fixtures: the embedded FalkorDB with the demo graph (read-only), a scratch graph for
-writes, and memory databases on both backends (SQLite, a throwaway PostgreSQL)."""
+"""Shared fixtures: the embedded FalkorDB with the demo graph and the eval sets' graphs
+(read-only), a scratch graph for writes, and memory databases on both backends (SQLite, a
+throwaway PostgreSQL)."""
 
 from __future__ import annotations
 
@@ -42,6 +43,24 @@ def demo_db(graph_data_dir: Path) -> Iterator[GraphDB]:
     load_demo(db)
     yield db
     db.close()
+
+
+@pytest.fixture(scope="session")
+def eval_graphs(graph_data_dir: Path, demo_db: GraphDB) -> Iterator[dict[str, GraphDB]]:
+    """The demo graph and the eval sets' public graphs (Northwind, air routes, network), each
+    loaded once on the session's embedded server. Tests must not write to them."""
+    from graph_agent.datasets import is_loaded, load_dataset
+
+    dbs = {
+        name: connect("embedded", data_dir=graph_data_dir, graph_name=f"eval_{name}")
+        for name in ("northwind", "airports", "network")
+    }
+    for name, db in dbs.items():
+        if not is_loaded(db, name):
+            load_dataset(db, name)
+    yield {"demo": demo_db, **dbs}
+    for db in dbs.values():
+        db.close()
 
 
 @pytest.fixture

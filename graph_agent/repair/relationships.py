@@ -19,8 +19,6 @@ from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 
 from graph_agent.graphdb.protocol import GraphSchema, RelPattern
-from graph_agent.lint import node_map_entries
-from graph_agent.repair.rule import Hint
 from graph_agent.schema_check import check_schema, has_property
 from graph_agent.statement import fresh_variable
 from guardrails import (
@@ -52,16 +50,6 @@ class _Hop:
     """The relationship's variable, when it has one."""
     colon_at: int = 0
     """Token index of the colon before the type (where a variable goes)."""
-    nodes: tuple[int, int] = (0, 0)
-    """Token indexes of the left and the right node pattern's `(`."""
-
-
-def _label_at(tokens: Sequence[Token], opened: int) -> int | None:
-    """Token index of the label a node pattern writes (`(j:Process {…})`), None without one."""
-    at = opened + 1 if tokens[opened + 1].is_punct(":") else opened + 2
-    if at + 1 < len(tokens) and tokens[at].is_punct(":") and tokens[at + 1].is_name:
-        return at + 1
-    return None
 
 
 def _node_var(tokens: Sequence[Token]) -> str | None:
@@ -117,7 +105,6 @@ def _hops(tokens: list[Token], names: ReferencedNames) -> Iterator[_Hop]:
             _node_var(tokens[last + 2 : shut]),
             rel_var,
             close - 2,
-            (opened, last + 1),
         )
 
 
@@ -144,45 +131,7 @@ def _routes(schema: GraphSchema, left: str, right: str, rel_type: str) -> set[st
     return found
 
 
-def _relabelled(
-    cypher: str, tokens: list[Token], hop: _Hop, schema: GraphSchema, hints: Sequence[Hint]
-) -> tuple[str, str] | None:
-    """The hop's node with a filter the value lookup found on another label, written with that
-    label, when the written relationship links the other end to that label: `(s:Software)
-    -[:DEPENDS_ON]->(j:Process {name: 'java'})` where 'java' is a Software's name."""
-    entries = node_map_entries(cypher)
-    for opened, mine, other in (
-        (hop.nodes[0], hop.left, hop.right),
-        (hop.nodes[1], hop.right, hop.left),
-    ):
-        at = _label_at(tokens, opened)
-        if at is None:
-            continue
-        said = {
-            (e.prop, e.text.split(":", 1)[1].strip().strip("'\""))
-            for e in entries
-            if e.node == tokens[opened].position
-        }
-        found = {
-            label
-            for label, prop, value in hints
-            if (prop, value) in said
-            and label != mine
-            and any(
-                r.type == hop.rel_type and {r.start, r.end} == {label, other}
-                for r in schema.relationships
-            )
-        }
-        if len(found) == 1:
-            label = found.pop()
-            fixed = cypher[: tokens[at].position] + label + cypher[tokens[at].end :]
-            return fixed, f"{mine} → {label}: the value it is filtered on is a {label}'s"
-    return None
-
-
-def reroute_relationship(
-    cypher: str, schema: GraphSchema, hints: Sequence[Hint] = ()
-) -> tuple[str, str] | None:
+def reroute_relationship(cypher: str, schema: GraphSchema) -> tuple[str, str] | None:
     """The statement with one relationship the schema lacks between its two labels replaced by
     the schema's road between them, and what was changed; None when no road is the only one
     or the change leaves as many schema problems as before.
@@ -191,9 +140,8 @@ def reroute_relationship(
     from the schema; a type the graph lacks altogether is replaced the same way; never between
     a label and itself, where `MANAGES` for `REPORTS_TO` would turn the meaning round), else, when
     nothing links them directly, the one two-hop path through a third label that uses the
-    written type. Before either, a node filtered on a value the value lookup found (`hints`)
-    on another label that the written type does link is relabelled. A type the schema has
-    between the two labels the other way round is the relationship-direction rule's."""
+    written type. A type the schema has between the two labels the other way round is the
+    relationship-direction rule's."""
     tokens = tokenize(cypher)
     names = referenced_names(cypher)
     before = len(check_schema(cypher, schema).problems)
@@ -210,9 +158,6 @@ def reroute_relationship(
             continue
         start, end = (hop.left, hop.right) if hop.points_right else (hop.right, hop.left)
         missing = f"no (:{start})-[:{hop.rel_type}]->(:{end})"
-        relabelled = _relabelled(cypher, tokens, hop, schema, hints)
-        if relabelled and len(check_schema(relabelled[0], schema).problems) < before:
-            return relabelled[0], f"{missing}: {relabelled[1]}"
         if len({(r.start, r.type, r.end) for r in links}) == 1 and hop.left != hop.right:
             rel = links[0]
             road = _arrow(hop.left, rel)

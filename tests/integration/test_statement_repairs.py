@@ -1,0 +1,114 @@
+"""The ninth session's statement repairs on the real graphs, through the agent: each statement
+below is one the local model wrote on a dev question (or its shape, on a graph of another
+set), and each must come back with the gold statement's rows in one attempt, with the rule
+that did it in the trace.
+
+The scripted model writes the statement once; no correction is scripted, so a repair that did
+not happen fails the question instead of being rescued by a second reply.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from graph_agent.agent import Agent
+from graph_agent.config import AgentConfig
+from graph_agent.examples import InMemoryExampleStore
+from graph_agent.graphdb import GraphDB
+from graph_agent.llm import LLMs
+from graph_agent.repair import Phase
+from graph_agent.result import AgentResult
+from rig.scripted_llm import ScriptedChatModel, cypher_reply, evaluation_reply, guard_reply
+
+
+def _rows(db: GraphDB, cypher: str) -> list[tuple[object, ...]]:
+    return sorted(tuple(row) for row in db.run_read(cypher, timeout_s=30, max_rows=5000).rows)
+
+
+def _ask(db: GraphDB, question: str, written: str, attempts: int = 1) -> AgentResult:
+    replies = [guard_reply(), *[cypher_reply(written)] * attempts, evaluation_reply(answer="ok")]
+    model = ScriptedChatModel(replies=replies)
+    agent = Agent(db, LLMs(cypher=model, fast=model), InMemoryExampleStore(), AgentConfig())
+    return agent.run(question)
+
+
+CASES = [
+    (
+        "demo",
+        "Which services are not in production?",
+        "MATCH (s:Service) WHERE s.lifecycle != 'production' RETURN s.name AS name ORDER BY name",
+        "MATCH (s:Service) WHERE s.lifecycle <> 'production' RETURN s.name",
+        ["not-equal-operator"],
+    ),
+    (
+        "airports",
+        "Where can I fly to directly from Edinburgh?",
+        "MATCH (a:Airport {iata: 'EDI'})-[:HAS_ROUTE]->(b:Airport) "
+        'RETURN b.descr AS "Where can I fly to directly from Edinburgh? " ORDER BY b.descr',
+        "MATCH (:Airport {iata: 'EDI'})-[:HAS_ROUTE]->(b:Airport) RETURN b.descr",
+        ["string-alias"],
+    ),
+    (
+        "demo",
+        "Which teams have people on Project Atlas?",
+        "MATCH (p:Person)-[:WORKS_ON]->(p2:Project {name: 'Project Atlas'})<-[:WORKS_ON]-(t:Team) "
+        "RETURN DISTINCT t.name AS team ORDER BY team",
+        "MATCH (t:Team)<-[:MEMBER_OF]-(:Person)-[:WORKS_ON]->(:Project {name: 'Project Atlas'}) "
+        "RETURN DISTINCT t.name",
+        ["relationship-road"],
+    ),
+    (
+        "demo",
+        "Which services depend on Elasticsearch?",
+        "MATCH (s:Service)-[:DEPENDS_ON]->(t:Technology {name: 'Elasticsearch'}) "
+        "RETURN DISTINCT s.name AS service ORDER BY service",
+        "MATCH (s:Service)-[:USES]->(:Technology {name: 'Elasticsearch'}) RETURN s.name",
+        ["relationship-road"],
+    ),
+    (
+        "airports",
+        "How far is the flight from Heathrow to Charles de Gaulle?",
+        "MATCH (a:Airport {iata: 'LHR'})-[:HAS_ROUTE]->(a2:Airport {iata: 'CDG'}) "
+        "RETURN a2.distance AS distance ORDER BY distance",
+        "MATCH (:Airport {iata: 'LHR'})-[r:HAS_ROUTE]->(:Airport {iata: 'CDG'}) RETURN r.distance",
+        ["relationship-property"],
+    ),
+    (
+        "northwind",
+        "Who supplies Tofu?",
+        "MATCH (s:Supplier)-[:SUPPLIES]->(p:Product {productName: 'Tofu'}) "
+        "RETURN s.firstName AS firstName, s.lastName AS lastName ORDER BY firstName, lastName",
+        "MATCH (s:Supplier)-[:SUPPLIES]->(:Product {productName: 'Tofu'}) RETURN s.companyName",
+        ["name-property"],
+    ),
+    (
+        "demo",
+        "Who has been with the company the longest?",
+        "MATCH (p:Person) RETURN p.name AS person, p.start_date AS start "
+        "ORDER BY start DESC LIMIT 1",
+        "MATCH (p:Person) WHERE p.start_date IS NOT NULL RETURN p.name, p.start_date "
+        "ORDER BY p.start_date LIMIT 1",
+        ["superlative-sort-direction"],
+    ),
+]
+
+
+@pytest.mark.parametrize(
+    ("graph", "question", "written", "gold", "rules"), CASES, ids=[c[1] for c in CASES]
+)
+def test_a_repaired_statement_gives_the_gold_rows(
+    eval_graphs: dict[str, GraphDB],
+    graph: str,
+    question: str,
+    written: str,
+    gold: str,
+    rules: list[str],
+) -> None:
+    db = eval_graphs[graph]
+    expected = _rows(db, gold)
+    assert expected, "the gold statement must have rows for this to mean anything"
+    result = _ask(db, question, written)
+    assert result.outcome == "answered" and len(result.attempts) == 1, result.attempts
+    assert sorted(tuple(row) for row in result.rows) == expected
+    fired = [f.rule for f in result.rules_fired if f.phase is Phase.VALIDATE]
+    assert fired == rules
