@@ -240,6 +240,23 @@ def _comparison(tokens: list[Token], eq: int, bindings: dict[str, str]) -> list[
     return []
 
 
+def with_literal(cypher: str, label: str, prop: str, value: str, new: str) -> str | None:
+    """`cypher` with each equality of `label`.`prop` on the string `value` (in a node's map or
+    a `x.prop =`) comparing with `new` instead; None when there is none, or one is wrapped in a
+    case function (`toLower('x')`: the other side may be lowered too)."""
+    sites = [
+        site
+        for site in _sites(tokenize(cypher))
+        if site.label == label and site.prop == prop and site.literal.value == value
+    ]
+    if not sites or any(site.wrapped for site in sites):
+        return None
+    quoted = "'" + new.replace("\\", "\\\\").replace("'", "\\'") + "'"
+    for site in sorted(sites, key=lambda s: s.start, reverse=True):
+        cypher = cypher[: site.start] + quoted + cypher[site.end :]
+    return cypher
+
+
 def filtered_node(cypher: str, label: str, prop: str, value: str) -> tuple[int, int, str] | None:
     """The node pattern that filters `label` on `prop` = `value` in its map, as (start, end,
     variable or ""): `(v:Version {name: 'Ubuntu'})` gives its span and "v". None when the

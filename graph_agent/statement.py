@@ -216,6 +216,11 @@ class Statement:
         at = self.last("RETURN")
         if at is None:
             return None
+        return at, self.projection(at)
+
+    def projection(self, at: int) -> list[Item]:
+        """The items of the RETURN or WITH clause whose keyword is token `at` (DISTINCT
+        skipped), each with its alias."""
         first = at + 1
         if first < len(self.tokens) and self.tokens[first].is_keyword("DISTINCT"):
             first += 1
@@ -225,7 +230,7 @@ class Statement:
             if b - a >= 3 and self.tokens[b - 2].is_keyword("AS") and self.tokens[b - 1].is_name:
                 alias, b = self.tokens[b - 1].name, b - 2
             items.append(Item(a, b, alias))
-        return at, items
+        return items
 
     def order_keys(self) -> list[Item]:
         """The keys of the last top-level ORDER BY."""

@@ -45,22 +45,37 @@ def demo_db(graph_data_dir: Path) -> Iterator[GraphDB]:
     db.close()
 
 
-@pytest.fixture(scope="session")
-def eval_graphs(graph_data_dir: Path, demo_db: GraphDB) -> Iterator[dict[str, GraphDB]]:
-    """The demo graph and the eval sets' public graphs (Northwind, air routes, network), each
-    loaded once on the session's embedded server. Tests must not write to them."""
-    from graph_agent.datasets import is_loaded, load_dataset
+class EvalGraphs(dict[str, GraphDB]):
+    """The demo graph, and each public dataset in a graph of its own (`eval_<name>`) on the
+    session's embedded server, connected and loaded the first time a test asks for it."""
 
-    dbs = {
-        name: connect("embedded", data_dir=graph_data_dir, graph_name=f"eval_{name}")
-        for name in ("northwind", "airports", "network")
-    }
-    for name, db in dbs.items():
+    def __init__(self, data_dir: Path, demo: GraphDB) -> None:
+        super().__init__(demo=demo)
+        self._data_dir = data_dir
+        self._opened: list[GraphDB] = []
+
+    def __missing__(self, name: str) -> GraphDB:
+        from graph_agent.datasets import is_loaded, load_dataset
+
+        db = connect("embedded", data_dir=self._data_dir, graph_name=f"eval_{name}")
+        self._opened.append(db)
         if not is_loaded(db, name):
             load_dataset(db, name)
-    yield {"demo": demo_db, **dbs}
-    for db in dbs.values():
-        db.close()
+        self[name] = db
+        return db
+
+    def close(self) -> None:
+        for db in self._opened:
+            db.close()
+
+
+@pytest.fixture(scope="session")
+def eval_graphs(graph_data_dir: Path, demo_db: GraphDB) -> Iterator[EvalGraphs]:
+    """The demo graph and the eval sets' public graphs, each loaded once for the session on
+    first use. Tests must not write to them."""
+    graphs = EvalGraphs(graph_data_dir, demo_db)
+    yield graphs
+    graphs.close()
 
 
 @pytest.fixture

@@ -94,14 +94,21 @@ async def run_statement(ctx: Context, state: AgentState, checked: str) -> Update
             truncated=result.truncated,
         )
     )
-    fix = await rules.first(Trigger.EMPTY_RESULT) if _nothing_found(visible.rows) else None
-    if fix is None and visible.rows:
-        fix = await rules.first(Trigger.ROWS)
+    rows, truncated = visible.rows, result.truncated
+    nothing = _nothing_found(rows)
+    if nothing and (done := await rules.first(Trigger.EMPTY_RESULT, Kind.REWRITE)) is not None:
+        # The statement read again with its filter's value completed (value-completed; never
+        # in a restricted channel): its rows, and it is the statement shown.
+        cypher = done.cypher or cypher
+        rows = redact_rows(result.columns, done.update["rows"], ctx.policy).rows
+        truncated, nothing = bool(done.update.get("truncated")), False
+    fix = await rules.first(Trigger.EMPTY_RESULT) if nothing else None
+    if fix is None and rows:
+        fix = await rules.first(Trigger.ROWS, cypher=cypher, rows=rows)
     if fix is not None:
         failed = attempt_failed(cypher, fix.note or fix.detail, fix.stage or Stage.EXECUTE)
         return failed | dict(fix.update) | rules.trace()
-    rows, truncated = visible.rows, result.truncated
-    if rows and (kept := await rules.first(Trigger.ROWS, Kind.REWRITE)) is not None:
+    if rows and (kept := await rules.first(Trigger.ROWS, Kind.REWRITE, cypher=cypher, rows=rows)):
         # More rows of the same statement's read (ties-shown; never in a restricted channel,
         # and were it one day, its hidden names would go here as from any rows).
         rows = redact_rows(result.columns, kept.update["rows"], ctx.policy).rows

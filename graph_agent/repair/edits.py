@@ -9,10 +9,17 @@ from collections.abc import Callable, Iterable
 from graph_agent.graphdb.protocol import GraphSchema, LabelInfo
 from graph_agent.lint import MapEntry, node_map_entries, without_entries
 from graph_agent.schema_check import check_schema, has_property, neighbours_with
-from graph_agent.statement import fresh_variable, top_level_clauses
+from graph_agent.statement import Item, Statement, fresh_variable, top_level_clauses
 from guardrails import ReferencedNames, Token, matching_close, nesting, referenced_names, tokenize
 
 _UNBOUND = re.compile(r"""(?:Variable\s+)?[`'"](\w+)[`'"]\s+not defined""", re.IGNORECASE)
+
+
+def unbound_name(error: str) -> str | None:
+    """The variable of an engine's "'m' not defined" (FalkorDB) or "Variable `m` not defined"
+    (Neo4j); None for another error."""
+    found = _UNBOUND.search(error)
+    return found.group(1) if found else None
 
 
 def _unbound(
@@ -20,11 +27,43 @@ def _unbound(
 ) -> tuple[str, ReferencedNames, list[str]] | None:
     """For an engine's "'m' not defined": the variable, the statement's names, and the labels
     the question names that the statement does not match; None for another error."""
-    found = _UNBOUND.search(error)
-    if found is None:
+    var = unbound_name(error)
+    if var is None:
         return None
     names = referenced_names(cypher)
-    return found.group(1), names, sorted(set(asked_labels) - set(names.variables.values()))
+    return var, names, sorted(set(asked_labels) - set(names.variables.values()))
+
+
+def aggregate_by_alias(error: str, cypher: str) -> tuple[str, str] | None:
+    """The statement reading, after a WITH, the alias that WITH gave an expression instead of
+    the expression again, and what changed; None unless the engine's error is a variable
+    the WITH dropped and such an expression reads it.
+
+    `MATCH (m:Machine)-[:TYPE]->(t:Type) WITH t.type AS type, count(m) AS machines
+    RETURN type, count(m) AS machines ORDER BY count(m) DESC`: after the WITH only `type` and
+    `machines` exist, so `count(m)` (in the RETURN and the sort) becomes `machines`."""
+    var = unbound_name(error)
+    statement = Statement(cypher)
+    returned = statement.final_return()
+    with_at = statement.last("WITH")
+    if var is None or returned is None or with_at is None or with_at > returned[0]:
+        return None
+    tokens = statement.tokens
+
+    def shape(item: Item) -> str:
+        return "".join(t.text for t in tokens[item.first : item.end]).casefold()
+
+    aliases = {shape(i): i.alias for i in statement.projection(with_at) if i.alias}
+    edits = []
+    for item in [*returned[1], *statement.order_keys()]:
+        reads = any(t.is_name and t.name == var for t in tokens[item.first : item.end])
+        if reads and (alias := aliases.get(shape(item))) is not None:
+            edits.append((tokens[item.first].position, tokens[item.end - 1].end, alias))
+    if not edits:
+        return None
+    return statement.edited(
+        edits
+    ), f"read the WITH's aliases for what it already computed from {var}"
 
 
 def property_through_neighbour(cypher: str, schema: GraphSchema) -> tuple[str, str] | None:

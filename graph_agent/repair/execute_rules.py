@@ -1,8 +1,9 @@
 """Rules of the execute step: notes for rows that cannot be the answer.
 
 An empty result may be a true "nothing matches" or a filter the graph spells differently; rows
-may count something other than what the question counts. Each rule here fails the attempt
-once per question with a note the correction step shows the model.
+may count something other than what the question counts. The hints fail the attempt once per
+question with a note the correction step shows the model; the rewrites (a literal the one
+stored value completes, the rows tied with a `LIMIT 1`'s) read the statement again themselves.
 """
 
 from __future__ import annotations
@@ -13,7 +14,7 @@ import re
 from graph_agent.graphdb.errors import GraphError
 from graph_agent.graphdb.lookup import MIN_SCORE, similarity
 from graph_agent.graphdb.schema import quote_name
-from graph_agent.lint import filtered_node, literal_filters
+from graph_agent.lint import filtered_node, literal_filters, with_literal
 from graph_agent.question_fit import counted_label_feedback
 from graph_agent.repair.probes import Prober, matches_something
 from graph_agent.repair.rule import Case, Fix, Kind, Phase, Trigger, rule
@@ -37,6 +38,59 @@ MAX_STORED_VALUES = 200
 STORED_VALUES_SHOWN = 30
 """Up to this many distinct values the note shows them all; of more, only the close ones."""
 _WORD = re.compile(r"[^\W_]+")
+
+
+@rule("value-completed", E, Trigger.EMPTY_RESULT, Kind.REWRITE)
+async def value_completed(case: Case) -> Fix | None:
+    """No rows: `(t:Technology {name: 'Elastic'})` for "Which services depend on Elastic for
+    search?" where the one stored name that starts with it is 'Elasticsearch' (a dev
+    question: given the stored values, the model failed its last attempt). When a string
+    property holds at most 200 distinct values and exactly one of them completes the literal
+    (starts with it, or holds its words in a row: 'Heathrow' in 'London Heathrow'), the filter
+    takes that value and the statement is read again; its rows are the answer, and the
+    statement shown is the completed one. Not in a restricted channel (the reads would bypass
+    its row redaction)."""
+    if case.ctx.policy is not None:
+        return None
+    max_rows = case.ctx.config.max_rows
+    for label, prop, value in literal_filters(case.cypher)[:MAX_LITERAL_CHECKS]:
+        info = case.ctx.schema.label(label)
+        own = next((p for p in info.properties if p.name == prop), None) if info else None
+        if own is None or "STRING" not in own.types or len(value.strip()) < 3:
+            continue
+        stored = await _distinct_values(case.probe, label, prop)
+        if not stored or value.casefold() in {v.casefold() for v in stored}:
+            continue
+        longer = [v for v in stored if _completes(value, v)]
+        fixed = (
+            with_literal(case.cypher, label, prop, value, longer[0]) if len(longer) == 1 else None
+        )
+        if fixed is None:
+            continue
+        try:
+            rows = await case.probe.rows(fixed, None, max_rows + 1)
+        except GraphError:
+            logger.debug("the completed read failed", exc_info=True)
+            continue
+        if not rows or (len(rows) == 1 and all(v in (0, None) for v in rows[0])):
+            continue
+        detail = f"{label}.{prop} {literal(value)} → {literal(longer[0])}, the one stored value that completes it"
+        update = {"rows": [list(r) for r in rows[:max_rows]], "truncated": len(rows) > max_rows}
+        return Fix(detail, cypher=fixed, update=update)
+    return None
+
+
+def _completes(value: str, stored: str) -> bool:
+    """Whether `stored` is `value` completed: it starts with it, or holds its words in a row
+    (case aside), and is longer."""
+    if len(stored) <= len(value):
+        return False
+    if stored.casefold().startswith(value.casefold()):
+        return True
+    words, held = _WORD.findall(value.casefold()), _WORD.findall(stored.casefold())
+    return bool(words) and any(
+        held[i : i + len(words)] == words for i in range(len(held) - len(words) + 1)
+    )
 
 
 @rule("value-next-door", E, Trigger.EMPTY_RESULT, Kind.HINT, once=VALUE)

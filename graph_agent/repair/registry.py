@@ -10,7 +10,10 @@
 |          |                 |         | property-through-neighbour, name-property          |
 | validate | schema_problem  | guard   | asked-but-missing                                  |
 | validate | before_engine   | guard   | costly-read-repeated                               |
-| validate | engine_error    | rewrite | bind-unbound-variable (EXPLAINed again)            |
+| validate | engine_error    | rewrite | bind-unbound-variable, with-alias (each EXPLAINed  |
+|          |                 |         | again)                                             |
+| execute  | empty_result    | rewrite | value-completed (the one stored value that         |
+|          |                 |         | completes the literal; read again)                 |
 | execute  | empty_result    | hint    | value-next-door, stored-values (one of the two     |
 |          |                 |         | per question)                                      |
 | execute  | rows            | hint    | counted-label (once per question)                  |
@@ -30,7 +33,11 @@ the rules removed there, and why, are listed on that page too), with these still
   two right), map-as-value and any-depth (dev failures; fired, not yet turned one right),
   and ties-shown (issue 26's "ties shown", from a playground question whose `LIMIT 1` named
   one of two suppliers tied for the most products; it changes no statement the model wrote,
-  only reads the rows the LIMIT cut off that tie with the one it kept).
+  only reads the rows the LIMIT cut off that tie with the one it kept);
+- the ninth session's (docs/eval.md, "Repairs read from each attempt"), each from dev
+  statements the model sent back unchanged on its second attempt: not-equal-operator,
+  string-alias, relationship-road, relationship-property, name-property, with-alias; and
+  value-completed (a dev literal, 'Elastic', that the one stored 'Elasticsearch' completes).
 
 A new rule: write it in the module of its phase (`validate_rules`, `execute_rules`,
 `answer_rules`; a first rule for the correct step starts `correct_rules` and its trigger) with the `rule` decorator (a docstring that
@@ -66,6 +73,8 @@ RULES: tuple[Rule, ...] = (
     v.asked_but_missing,
     v.costly_read_repeated,
     v.bind_unbound,
+    v.with_alias,
+    e.value_completed,
     e.value_next_door,
     e.stored_values,
     e.counted_label,

@@ -11,7 +11,11 @@ from typing import Any
 from graph_agent.graphdb.schema import schema_vocabulary
 from graph_agent.lint import MapEntry, node_map_entries, without_entries
 from graph_agent.question_fit import any_depth_fix
-from graph_agent.repair.edits import bind_unbound_variable, property_through_neighbour
+from graph_agent.repair.edits import (
+    aggregate_by_alias,
+    bind_unbound_variable,
+    property_through_neighbour,
+)
 from graph_agent.repair.relationships import relationship_property, reroute_relationship
 from graph_agent.repair.rule import Case, Fix, Kind, Phase, Trigger, rule
 from graph_agent.result import Stage
@@ -282,6 +286,17 @@ def bind_unbound(case: Case) -> Fix | None:
     `, (r)-[:HOLDS]->(m:Machine)` is added (EXPLAINed again by the runner)."""
     bound = bind_unbound_variable(case.error, case.cypher, case.ctx.schema, _asked(case))
     return Fix(bound[1], cypher=bound[0]) if bound else None
+
+
+@rule("with-alias", V, Trigger.ENGINE_ERROR, Kind.REWRITE)
+def with_alias(case: Case) -> Fix | None:
+    """`… WITH t.type AS type, count(m) AS count RETURN type, count(m) AS count` for "How many
+    machines of each type are there?": the WITH keeps only its aliases, so the engine says
+    `m` is not defined (a dev question, on both attempts). What the WITH already computed is
+    read by its alias (`RETURN type, count AS count`), in the RETURN and the sort (EXPLAINed
+    again by the runner)."""
+    fixed = aggregate_by_alias(case.error, case.cypher)
+    return Fix(fixed[1], cypher=fixed[0]) if fixed else None
 
 
 @rule("which-names-the-thing", V, S, Kind.REWRITE)

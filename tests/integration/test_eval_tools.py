@@ -10,14 +10,12 @@ would pass it on: its pronoun replaced by the first expected name of the item it
 from __future__ import annotations
 
 import re
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
-from graph_agent.datasets import is_loaded, load_dataset
 from graph_agent.evaluation import EvalItem, load_items
-from graph_agent.graphdb import GraphDB, connect
+from graph_agent.graphdb import GraphDB
 from graph_agent.nodes.tooling import call_tool, judge
 from graph_agent.tool_routing import route
 
@@ -34,19 +32,8 @@ _PRONOUN = re.compile(r"\b(?:it|she|he|they|them|her|him)\b", re.IGNORECASE)
 
 
 @pytest.fixture(scope="module")
-def graphs(demo_db: GraphDB, graph_data_dir: Path) -> Iterator[dict[str, GraphDB]]:
-    """The demo graph, and each dataset in the graph test_eval_gold.py loads it into."""
-    opened = {
-        name: connect("embedded", data_dir=graph_data_dir, graph_name=f"eval_{name}")
-        for name in SETS
-        if name != "demo"
-    }
-    for name, db in opened.items():
-        if not is_loaded(db, name):
-            load_dataset(db, name)
-    yield {"demo": demo_db, **opened}
-    for db in opened.values():
-        db.close()
+def graphs(eval_graphs: dict[str, GraphDB]) -> dict[str, GraphDB]:
+    return eval_graphs
 
 
 def _standalone(name: str, item: EvalItem) -> str:

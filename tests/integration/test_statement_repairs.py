@@ -66,6 +66,22 @@ CASES = [
         ["relationship-road"],
     ),
     (
+        "demo",
+        "Which services depend on Elastic for search?",
+        "MATCH (s:Service)-[:USES]->(t:Technology {name: 'Elastic'}) "
+        "RETURN DISTINCT s.name AS service ORDER BY service",
+        "MATCH (s:Service)-[:USES]->(:Technology {name: 'Elasticsearch'}) RETURN DISTINCT s.name",
+        ["value-completed"],
+    ),
+    (
+        "network",
+        "How many machines of each type are there?",
+        "MATCH (m:Machine), (m)-[:TYPE]->(t:Type) WITH t.type AS type, count(m) AS count "
+        "RETURN type, count(m) AS count ORDER BY count DESC LIMIT 100",
+        "MATCH (m:Machine)-[:TYPE]->(t:Type) RETURN t.type, count(m)",
+        ["with-alias"],
+    ),
+    (
         "airports",
         "How far is the flight from Heathrow to Charles de Gaulle?",
         "MATCH (a:Airport {iata: 'LHR'})-[:HAS_ROUTE]->(a2:Airport {iata: 'CDG'}) "
@@ -110,5 +126,7 @@ def test_a_repaired_statement_gives_the_gold_rows(
     result = _ask(db, question, written)
     assert result.outcome == "answered" and len(result.attempts) == 1, result.attempts
     assert sorted(tuple(row) for row in result.rows) == expected
-    fired = [f.rule for f in result.rules_fired if f.phase is Phase.VALIDATE]
+    fired = [
+        f.rule for f in result.rules_fired if f.phase is not Phase.ANSWER and f.rule != "ties-shown"
+    ]
     assert fired == rules
