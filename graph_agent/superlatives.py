@@ -302,6 +302,44 @@ def name_property_fix(cypher: str, schema: GraphSchema) -> tuple[str, str] | Non
     ), f"{gone} → what the node is called by ({', '.join(dict.fromkeys(renamed.values()))})"
 
 
+def name_parts_fix(cypher: str, schema: GraphSchema) -> tuple[str, str] | None:
+    """The statement returning both parts of a name where it returns one: `RETURN e.lastName`
+    for "Who reports directly to Andrew Fuller?" on a label with first and last names gets
+    `e.firstName AS firstName` before it (the last name after a first name). None when no
+    returned property is one part of such a pair, or the other part is returned too."""
+    statement = Statement(cypher)
+    returned = statement.final_return()
+    if returned is None or statement.has_union:
+        return None
+    names = referenced_names(cypher)
+    written = {tuple(statement.words(item)) for item in returned[1]}
+    tokens = statement.tokens
+    edits, added = [], []
+    for item in returned[1]:
+        words = statement.words(item)
+        if len(words) != 3 or words[1] != ".":
+            continue
+        label = schema.label(names.variables.get(words[0], ""))
+        parts = name_properties(label) if label is not None else []
+        if len(parts) != 2 or words[2] not in parts:
+            continue
+        other = parts[1 - parts.index(words[2])]
+        if (words[0], ".", other) in written:
+            continue
+        written.add((words[0], ".", other))
+        extra = f"{words[0]}.{other} AS {other}"
+        if other == parts[0]:
+            at = tokens[item.first].position
+            edits.append((at, at, f"{extra}, "))
+        else:
+            at = tokens[item.end + 1].end if item.alias else tokens[item.end - 1].end
+            edits.append((at, at, f", {extra}"))
+        added.append(f"{words[0]}.{other}")
+    if not edits:
+        return None
+    return statement.edited(edits), f"returned {', '.join(added)} too (a name in two parts)"
+
+
 def _aggregates(statement: Statement, item: Item) -> bool:
     return any(is_aggregate_call(statement.tokens, i) for i in range(item.first, item.end))
 

@@ -5,7 +5,8 @@
 | validate | statement       | rewrite | not-equal-operator, string-alias, missing-return,  |
 |          |                 |         | map-as-value, any-depth,                           |
 |          |                 |         | relationship-direction, which-names-the-thing,     |
-|          |                 |         | superlative-sort-direction, superlative-one-row    |
+|          |                 |         | name-parts, superlative-sort-direction,            |
+|          |                 |         | superlative-one-row                                |
 | validate | schema_problem  | rewrite | relationship-road, relationship-property,          |
 |          |                 |         | property-through-neighbour, name-property          |
 | validate | schema_problem  | guard   | asked-but-missing                                  |
@@ -36,7 +37,8 @@ the rules removed there, and why, are listed on that page too), with these still
   only reads the rows the LIMIT cut off that tie with the one it kept);
 - the ninth session's (docs/eval.md, "Repairs read from each attempt"), each from dev
   statements the model sent back unchanged on its second attempt: not-equal-operator,
-  string-alias, relationship-road, relationship-property, name-property, with-alias; and
+  string-alias, relationship-road, relationship-property, name-property, with-alias,
+  name-parts (a last name returned alone, on every dev run of one question); and
   value-completed (a dev literal, 'Elastic', that the one stored 'Elasticsearch' completes).
 
 A new rule: write it in the module of its phase (`validate_rules`, `execute_rules`,
@@ -64,6 +66,7 @@ RULES: tuple[Rule, ...] = (
     v.any_depth,
     v.relationship_direction,
     v.which_names_the_thing,
+    v.name_parts,
     v.superlative_sort_direction,
     v.superlative_one_row,
     v.relationship_road,

@@ -25,6 +25,7 @@ from graph_agent.statement import with_limit
 from graph_agent.superlatives import (
     age_property_fix,
     identify_fix,
+    name_parts_fix,
     name_property_fix,
     one_row_fix,
     return_fix,
@@ -306,6 +307,16 @@ def which_names_the_thing(case: Case) -> Fix | None:
     back. The asked node's identifying property (first and last name where it has both) is
     added to the RETURN, which also groups the count per data center."""
     fixed = identify_fix(case.cypher, case.question, case.ctx.schema)
+    return Fix(fixed[1], cypher=fixed[0]) if fixed else None
+
+
+@rule("name-parts", V, S, Kind.REWRITE)
+def name_parts(case: Case) -> Fix | None:
+    """`RETURN e2.lastName AS lastName` for "Who reports directly to Andrew Fuller?" where
+    employees are called by a first and a last name (a dev question, written so on every
+    run): the other part is returned too (`e2.firstName AS firstName, e2.lastName AS
+    lastName`), the pair found from the label's properties as for "which" answers."""
+    fixed = name_parts_fix(case.cypher, case.ctx.schema)
     return Fix(fixed[1], cypher=fixed[0]) if fixed else None
 
 

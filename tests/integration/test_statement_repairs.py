@@ -98,6 +98,15 @@ CASES = [
         ["name-property"],
     ),
     (
+        "northwind",
+        "Who reports directly to Andrew Fuller?",
+        "MATCH (e:Employee {firstName: 'Andrew', lastName: 'Fuller'})<-[:REPORTS_TO]-"
+        "(e2:Employee) RETURN e2.lastName AS lastName ORDER BY lastName",
+        "MATCH (:Employee {firstName: 'Andrew', lastName: 'Fuller'})<-[:REPORTS_TO]-"
+        "(e:Employee) RETURN e.firstName, e.lastName",
+        ["name-parts"],
+    ),
+    (
         "demo",
         "Who has been with the company the longest?",
         "MATCH (p:Person) RETURN p.name AS person, p.start_date AS start "
