@@ -97,31 +97,40 @@ def neighbours_with(label: str, prop: str, schema: GraphSchema) -> list[RelPatte
     ]
 
 
+def arrow(side: str, rel: RelPattern) -> str:
+    """`rel` written from its `side` label's end: `-[:T]->` or `<-[:T]-`."""
+    return f"-[:{rel.type}]->" if rel.start == side else f"<-[:{rel.type}]-"
+
+
+def two_hop_paths(schema: GraphSchema, start: str, end: str) -> list[tuple[str, set[str]]]:
+    """Every path `start … end` through a third label, as pattern text from `start`'s side
+    (`<-[:MEMBER_OF]-(:Person)-[:WORKS_ON]->`) with the two types it uses, in the schema's
+    order."""
+
+    def hops(label: str) -> list[tuple[RelPattern, str]]:
+        """The relationships at `label`, leaving it first, with the label at the other end."""
+        rels = schema.relationships
+        return [(r, r.end) for r in rels if r.start == label] + [
+            (r, r.start) for r in rels if r.end == label
+        ]
+
+    found: dict[str, set[str]] = {}
+    for one, middle in hops(start):
+        if middle in (start, end):
+            continue
+        for two, other in hops(middle):
+            if other == end:
+                text = f"{arrow(start, one)}(:{middle}){arrow(middle, two)}"
+                found.setdefault(text, {one.type, two.type})
+    return list(found.items())
+
+
 def _routes(schema: GraphSchema, start: str, end: str, rel_type: str, limit: int = 2) -> list[str]:
     """Two-hop paths from `start` to `end` as the schema has them, those using `rel_type`
     first: `(:Machine)-[:RUNS]->(:Application)-[:LISTENS]->(:Port)` for a `Machine-LISTENS->Port`
     the graph lacks (the machine's processes listen, not the machine)."""
-
-    def hops(label: str) -> list[tuple[str, str]]:
-        """(pattern text from `label`'s side, the label at the other end)."""
-        out = [
-            (f"-[:{r.type}]->(:{r.end})", r.end) for r in schema.relationships if r.start == label
-        ]
-        out += [
-            (f"<-[:{r.type}]-(:{r.start})", r.start) for r in schema.relationships if r.end == label
-        ]
-        return out
-
-    found: list[tuple[bool, str]] = []
-    for first, middle in hops(start):
-        if middle in (start, end):
-            continue
-        for second, other in hops(middle):
-            if other == end:
-                text = f"(:{start}){first}{second}"
-                found.append((f"[:{rel_type}]" not in text, text))
-    found.sort(key=lambda item: item[0])  # stable: the schema's order within each group
-    return [text for _rank, text in found[:limit]]
+    paths = sorted(two_hop_paths(schema, start, end), key=lambda p: rel_type not in p[1])
+    return [f"(:{start}){text}(:{end})" for text, _types in paths[:limit]]
 
 
 def _property_guidance(unknown: list[str], used: set[str], schema: GraphSchema) -> str:

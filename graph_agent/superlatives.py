@@ -21,7 +21,7 @@ from graph_agent.graphdb.protocol import GraphSchema, LabelInfo, PropertyInfo
 from graph_agent.graphdb.schema import display_property
 from graph_agent.pruning import name_words
 from graph_agent.statement import Item, Statement, is_aggregate_call
-from guardrails import referenced_names, split_name, stem
+from guardrails import ReferencedNames, referenced_names, split_name, stem
 
 Kind = Literal["time", "span"]
 
@@ -223,6 +223,17 @@ def name_properties(label: LabelInfo) -> list[str]:
 _NAME_WORDS = frozenset({"name", "surname"})
 
 
+def _read(
+    statement: Statement, item: Item, names: ReferencedNames, schema: GraphSchema
+) -> tuple[str, str, LabelInfo] | None:
+    """An item that is `v.prop` on a labelled node: (v, prop, its label); else None."""
+    words = statement.words(item)
+    if len(words) != 3 or words[1] != ".":
+        return None
+    label = schema.label(names.variables.get(words[0], ""))
+    return (words[0], words[2], label) if label is not None else None
+
+
 def name_property_fix(cypher: str, schema: GraphSchema) -> tuple[str, str] | None:
     """The statement returning what its nodes are called by instead of name properties their
     label lacks, and what changed; None when nothing like that is returned.
@@ -241,21 +252,13 @@ def name_property_fix(cypher: str, schema: GraphSchema) -> tuple[str, str] | Non
     tokens = statement.tokens
 
     def wrong(item: Item) -> tuple[str, str] | None:
-        words = statement.words(item)
-        if len(words) != 3 or words[1] != ".":
+        read = _read(statement, item, names, schema)
+        if read is None or not read[2].properties:
             return None
-        label = schema.label(names.variables.get(words[0], ""))
-        if (
-            label is None
-            or not label.properties
-            or any(p.name == words[2] for p in label.properties)
-        ):
+        var, prop, label = read
+        if any(p.name == prop for p in label.properties) or not name_properties(label):
             return None
-        if not {w.lower() for w in name_words(words[2])} & _NAME_WORDS or not name_properties(
-            label
-        ):
-            return None
-        return words[0], words[2]
+        return (var, prop) if {w.lower() for w in name_words(prop)} & _NAME_WORDS else None
 
     found = {i: w for i, item in enumerate(items) if (w := wrong(item)) is not None}
     read_before = {
@@ -316,25 +319,23 @@ def name_parts_fix(cypher: str, schema: GraphSchema) -> tuple[str, str] | None:
     tokens = statement.tokens
     edits, added = [], []
     for item in returned[1]:
-        words = statement.words(item)
-        if len(words) != 3 or words[1] != ".":
+        read = _read(statement, item, names, schema)
+        parts = name_properties(read[2]) if read is not None else []
+        if read is None or len(parts) != 2 or read[1] not in parts:
             continue
-        label = schema.label(names.variables.get(words[0], ""))
-        parts = name_properties(label) if label is not None else []
-        if len(parts) != 2 or words[2] not in parts:
+        var, prop, _label = read
+        other = parts[1 - parts.index(prop)]
+        if (var, ".", other) in written:
             continue
-        other = parts[1 - parts.index(words[2])]
-        if (words[0], ".", other) in written:
-            continue
-        written.add((words[0], ".", other))
-        extra = f"{words[0]}.{other} AS {other}"
+        written.add((var, ".", other))
+        extra = f"{var}.{other} AS {other}"
         if other == parts[0]:
             at = tokens[item.first].position
             edits.append((at, at, f"{extra}, "))
         else:
             at = tokens[item.end + 1].end if item.alias else tokens[item.end - 1].end
             edits.append((at, at, f", {extra}"))
-        added.append(f"{words[0]}.{other}")
+        added.append(f"{var}.{other}")
     if not edits:
         return None
     return statement.edited(edits), f"returned {', '.join(added)} too (a name in two parts)"

@@ -18,8 +18,8 @@ from __future__ import annotations
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 
-from graph_agent.graphdb.protocol import GraphSchema, RelPattern
-from graph_agent.schema_check import check_schema, has_property
+from graph_agent.graphdb.protocol import GraphSchema
+from graph_agent.schema_check import arrow, check_schema, has_property, two_hop_paths
 from graph_agent.statement import fresh_variable
 from guardrails import (
     ReferencedNames,
@@ -108,27 +108,9 @@ def _hops(tokens: list[Token], names: ReferencedNames) -> Iterator[_Hop]:
         )
 
 
-def _arrow(side: str, rel: RelPattern) -> str:
-    """`rel` written from the `side` label's end."""
-    return f"-[:{rel.type}]->" if rel.start == side else f"<-[:{rel.type}]-"
-
-
-def _routes(schema: GraphSchema, left: str, right: str, rel_type: str) -> set[str]:
-    """Two-hop paths `left … right` through a third label, one of whose hops is `rel_type`,
-    as pattern text from the left node's side (`<-[:MEMBER_OF]-(:Person)-[:WORKS_ON]->`)."""
-    rels = schema.relationships
-    found = set()
-    for one in rels:
-        if left not in (one.start, one.end):
-            continue
-        middle = one.end if one.start == left else one.start
-        if middle in (left, right):
-            continue
-        for two in rels:
-            if {two.start, two.end} != {middle, right} or rel_type not in (one.type, two.type):
-                continue
-            found.add(f"{_arrow(left, one)}(:{middle}){_arrow(middle, two)}")
-    return found
+def _using(schema: GraphSchema, left: str, right: str, rel_type: str) -> list[str]:
+    """The two-hop paths `left … right` one of whose hops is `rel_type`."""
+    return [text for text, types in two_hop_paths(schema, left, right) if rel_type in types]
 
 
 def reroute_relationship(cypher: str, schema: GraphSchema) -> tuple[str, str] | None:
@@ -160,10 +142,10 @@ def reroute_relationship(cypher: str, schema: GraphSchema) -> tuple[str, str] | 
         missing = f"no (:{start})-[:{hop.rel_type}]->(:{end})"
         if len({(r.start, r.type, r.end) for r in links}) == 1 and hop.left != hop.right:
             rel = links[0]
-            road = _arrow(hop.left, rel)
+            road = arrow(hop.left, rel)
             detail = f"{missing}: the one relationship between them, (:{rel.start})-[:{rel.type}]->(:{rel.end})"
-        elif not links and len(routes := _routes(schema, hop.left, hop.right, hop.rel_type)) == 1:
-            road = routes.pop()
+        elif not links and len(routes := _using(schema, hop.left, hop.right, hop.rel_type)) == 1:
+            road = routes[0]
             detail = f"{missing}: the one path that uses {hop.rel_type}, (:{hop.left}){road}(:{hop.right})"
         else:
             continue
