@@ -204,6 +204,23 @@ rewording: {{"1": "...", "2": "..."}}""",
 =llm); names no graph, so a small model copies nothing but the rule."""
 
 
+CHOOSE_VALUE = PromptTemplate(
+    system="""\
+You match a word from a user's question to the value a database stores for it.
+Pick the one stored value that means what the question means by the word: the same thing
+in other words, a synonym, an abbreviation, a translation, or the word misspelt. If none of
+them means it, there is no match.
+
+Reply with one JSON object and nothing else: {{"value": "the stored value, written exactly
+as listed"}}, or {{"value": null}} when none of them means it.""",
+    user="""\
+Question: {question}
+The word: {value} ({label}.{prop})
+Stored values of {label}.{prop}: {values}""",
+)
+"""The value-chosen rule's one question (graph_agent/repair/choices.py)."""
+
+
 REPAIR = """\
 Your reply could not be read as the JSON object asked for ({error}).
 Reply again with only that JSON object: no code fences, no text before or after."""

@@ -96,31 +96,39 @@ async def run_statement(ctx: Context, state: AgentState, checked: str) -> Update
     )
     rows, truncated = visible.rows, result.truncated
     nothing = _nothing_found(rows)
+    spent: Update = {}
     if nothing and (done := await rules.first(Trigger.EMPTY_RESULT, Kind.REWRITE)) is not None:
-        # The statement read again with its filter's value completed (value-completed; never
-        # in a restricted channel): its rows, and it is the statement shown.
-        cypher = done.cypher or cypher
-        rows = redact_rows(result.columns, done.update["rows"], ctx.policy).rows
-        truncated, nothing = bool(done.update.get("truncated")), False
+        spent = {"llm_calls": list(done.update.get("llm_calls", []))}
+        if done.cypher is not None:
+            # The statement read again with its filter's value completed or chosen
+            # (value-completed, value-chosen; never in a restricted channel): its rows, and
+            # it is the statement shown.
+            cypher = done.cypher
+            rows = redact_rows(result.columns, done.update["rows"], ctx.policy).rows
+            truncated, nothing = bool(done.update.get("truncated")), False
     fix = await rules.first(Trigger.EMPTY_RESULT) if nothing else None
     if fix is None and rows:
         fix = await rules.first(Trigger.ROWS, cypher=cypher, rows=rows)
     if fix is not None:
         failed = attempt_failed(cypher, fix.note or fix.detail, fix.stage or Stage.EXECUTE)
-        return failed | dict(fix.update) | rules.trace()
+        return failed | dict(fix.update) | spent | rules.trace()
     if rows and (kept := await rules.first(Trigger.ROWS, Kind.REWRITE, cypher=cypher, rows=rows)):
         # More rows of the same statement's read (ties-shown; never in a restricted channel,
         # and were it one day, its hidden names would go here as from any rows).
         rows = redact_rows(result.columns, kept.update["rows"], ctx.policy).rows
         truncated = bool(kept.update.get("truncated"))
-    return {
-        "cypher": cypher,
-        "columns": visible.columns,
-        "rows": rows,
-        "truncated": truncated,
-        "last_error": None,
-        "last_stage": Stage.EXECUTE,
-    } | rules.trace()
+    return (
+        {
+            "cypher": cypher,
+            "columns": visible.columns,
+            "rows": rows,
+            "truncated": truncated,
+            "last_error": None,
+            "last_stage": Stage.EXECUTE,
+        }
+        | spent
+        | rules.trace()
+    )
 
 
 READ_GRACE_S = 1.5

@@ -93,6 +93,58 @@ def _completes(value: str, stored: str) -> bool:
     )
 
 
+@rule("value-chosen", E, Trigger.EMPTY_RESULT, Kind.REWRITE, once=VALUE)
+async def value_chosen(case: Case) -> Fix | None:
+    """No rows: `c.categoryName = 'Drinks'` for "Which drinks do we sell?" where the
+    categories are 'Beverages', 'Condiments', …, or `{code: 'ISL'}` where Iceland's code is
+    stored as 'IS'. Given those values in a correction note, the small model sent its statement
+    back unchanged on most dev runs; asked the one question "which of these does the question
+    mean by 'Drinks'?" (one short call to the fast model), it picks. The values offered are
+    stored-values' (all of them when few, else the close ones; none for a name the user
+    capitalises that nothing is close to); a picked value takes the literal's place and the
+    statement is read again: its rows answer, and it is the statement shown. "None of them"
+    is the answer that nothing matches (no correction is spent on the spelling). Not when a
+    value hint holds the literal (value-next-door's case), nor in a restricted channel (the
+    values and the reads would bypass its redaction)."""
+    if case.ctx.policy is not None:
+        return None
+    hinted = {held.casefold() for _label, _prop, held in case.hints}
+    for label, prop, value in literal_filters(case.cypher)[:MAX_LITERAL_CHECKS]:
+        info = case.ctx.schema.label(label)
+        own = next((p for p in info.properties if p.name == prop), None) if info else None
+        if own is None or "STRING" not in own.types or not value.strip():
+            continue
+        if value.casefold() in hinted:
+            continue
+        stored = await _distinct_values(case.probe, label, prop)
+        if stored is None or value.casefold() in {v.casefold() for v in stored}:
+            continue
+        offered = _offered(value, stored, case.question)
+        if offered is None:
+            continue
+        picked, calls = await case.choose.choose(case.question, label, prop, value, offered[0])
+        spent = {"llm_calls": calls}
+        if picked is None:
+            if not calls:
+                continue  # no model to ask: stored-values' note is the way left
+            return Fix(f"{label}.{prop} {literal(value)}: none of the stored values", update=spent)
+        fixed = with_literal(case.cypher, label, prop, value, picked)
+        if fixed is None:
+            continue
+        try:
+            rows = await case.probe.rows(fixed, None, case.ctx.config.max_rows + 1)
+        except GraphError:
+            logger.debug("the chosen value's read failed", exc_info=True)
+            return Fix(f"{label}.{prop} {literal(picked)} could not be read", update=spent)
+        detail = f"{label}.{prop} {literal(value)} → {literal(picked)}, the stored value chosen"
+        if not rows or (len(rows) == 1 and all(v in (0, None) for v in rows[0])):
+            return Fix(detail + "; still nothing", update=spent)
+        max_rows = case.ctx.config.max_rows
+        kept = {"rows": [list(r) for r in rows[:max_rows]], "truncated": len(rows) > max_rows}
+        return Fix(detail, cypher=fixed, update=spent | kept)
+    return None
+
+
 @rule("value-next-door", E, Trigger.EMPTY_RESULT, Kind.HINT, once=VALUE)
 async def value_next_door(case: Case) -> Fix | None:
     """No rows: `(v:Version {name: 'Linux'})` where 'Linux' is an OS's name and OSes have
@@ -238,29 +290,42 @@ async def _distinct_values(prober: Prober, label: str, prop: str) -> list[str] |
     return [r[0] for r in rows if r and isinstance(r[0], str)]
 
 
-def _stored_values_text(
-    label: str, prop: str, value: str, stored: list[str], question: str
-) -> str | None:
-    """The note for `value` among `stored`: all of them (close ones first) when they are few
-    and the question says the value in everyday words, else only the close ones; None when
-    there is nothing worth showing."""
+def _offered(value: str, stored: list[str], question: str) -> tuple[list[str], bool] | None:
+    """The stored values worth offering for `value`, close ones first, and whether they are
+    all of them: every value when they are few and either one is close or the question says
+    the literal in everyday words, else only the close ones; None when nothing is worth
+    offering (a name the user capitalises, none close: its absence is the answer)."""
     close = sorted(
         (v for v in stored if similarity(value, v) >= MIN_SCORE),
         key=lambda v: (-similarity(value, v), v),
     )
-    text = f"The query returned no rows: no {label} has {prop} {literal(value)}. "
     if len(stored) <= STORED_VALUES_SHOWN and (close or _in_everyday_words(value, question)):
-        shown = [*close, *sorted(v for v in stored if v not in close)]
+        return [*close, *sorted(v for v in stored if v not in close)], True
+    if close:
+        return close[:STORED_VALUES_SHOWN], False
+    return None
+
+
+def _stored_values_text(
+    label: str, prop: str, value: str, stored: list[str], question: str
+) -> str | None:
+    """The note for `value` among `stored` (the values `_offered` picks); None when there is
+    nothing worth showing."""
+    offered = _offered(value, stored, question)
+    if offered is None:
+        return None
+    shown, every = offered
+    text = f"The query returned no rows: no {label} has {prop} {literal(value)}. "
+    if every:
         text += f"The stored values of {label}.{prop} are: {', '.join(map(literal, shown))}"
-        text += f" (closest: {literal(close[0])})" if close else ""
-    elif close:
-        shown = close[:STORED_VALUES_SHOWN]
+        text += (
+            f" (closest: {literal(shown[0])})" if similarity(value, shown[0]) >= MIN_SCORE else ""
+        )
+    else:
         text += (
             f"Of the {len(stored)} stored values of {label}.{prop}, the closest are: "
             f"{', '.join(map(literal, shown))}"
         )
-    else:
-        return None
     return text + (
         ". If one of them is what the question means, filter on it exactly as written here; "
         "if none is, nothing matches."

@@ -14,9 +14,10 @@
 | validate | engine_error    | rewrite | bind-unbound-variable, with-alias (each EXPLAINed  |
 |          |                 |         | again)                                             |
 | execute  | empty_result    | rewrite | value-completed (the one stored value that         |
-|          |                 |         | completes the literal; read again)                 |
-| execute  | empty_result    | hint    | value-next-door, stored-values (one of the two     |
-|          |                 |         | per question)                                      |
+|          |                 |         | completes the literal; read again), value-chosen   |
+|          |                 |         | (the model picks a stored value; read again)       |
+| execute  | empty_result    | hint    | value-next-door, stored-values (one of these two   |
+|          |                 |         | and value-chosen per question)                     |
 | execute  | rows            | hint    | counted-label (once per question)                  |
 | execute  | rows            | rewrite | ties-shown (the rows tied with a LIMIT 1's row)    |
 | answer   | worded_answer   | guard   | answer-denies-rows, unsupported-claims,            |
@@ -78,6 +79,7 @@ RULES: tuple[Rule, ...] = (
     v.bind_unbound,
     v.with_alias,
     e.value_completed,
+    e.value_chosen,
     e.value_next_door,
     e.stored_values,
     e.counted_label,

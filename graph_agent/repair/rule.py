@@ -15,6 +15,7 @@ from enum import StrEnum
 from typing import Any
 
 from graph_agent.context import Context
+from graph_agent.repair.choices import Chooser, ModelChooser
 from graph_agent.repair.probes import GraphProber, Prober
 from graph_agent.result import Firing, Stage
 from graph_agent.state import AgentState
@@ -84,10 +85,16 @@ class Case:
     """The model's worded answer (worded_answer), or its reply (reply)."""
     prober: Prober | None = None
     """Reads behind a note; None: the run's graph through its policy."""
+    chooser: Chooser | None = None
+    """Asks the model which stored value a word means; None: the run's fast model."""
 
     @property
     def probe(self) -> Prober:
         return self.prober or GraphProber(self.ctx.db, self.ctx.policy)
+
+    @property
+    def choose(self) -> Chooser:
+        return self.chooser or ModelChooser(self.ctx)
 
     @property
     def hints(self) -> list[Hint]:

@@ -4,6 +4,7 @@ correction naming the stored value."""
 
 from __future__ import annotations
 
+import json
 from typing import Any, cast
 
 from graph_agent.agent import Agent
@@ -39,6 +40,10 @@ class Spy:
     def run_read(self, cypher: str, params: Any = None, **kw: Any) -> Any:
         self.ran.append(cypher)
         return self._db.run_read(cypher, params, **kw)
+
+
+NO_CHOICE = frozenset({"value-chosen"})
+"""The stored-values note is the way when value-chosen is off (or no model answers it)."""
 
 
 def _agent(db: GraphDB, model: ScriptedChatModel, **config: Any) -> tuple[Agent, Spy]:
@@ -99,7 +104,7 @@ def test_no_correction_when_it_would_use_up_the_last_attempt(demo_db: GraphDB) -
             evaluation_reply(answer="None."),
         ]
     )
-    agent, _spy = _agent(demo_db, model, max_attempts=1)
+    agent, _spy = _agent(demo_db, model, max_attempts=1, disabled_rules=NO_CHOICE)
     result = agent.run(QUESTION)
     assert result.outcome == "no_data" and [a.stage for a in result.attempts] == ["ok"]
 
@@ -273,7 +278,7 @@ def test_zero_rows_on_a_word_the_graph_spells_otherwise_get_its_stored_values(
             evaluation_reply(answer="ok"),
         ]
     )
-    agent, _spy = _agent(demo_db, model)
+    agent, _spy = _agent(demo_db, model, disabled_rules=NO_CHOICE)
     result = agent.run(QUESTION)
     feedback = model.prompts[2]
     # ('Payment' itself the one stored 'Payments' completes: value-completed reads it again.)
@@ -298,7 +303,7 @@ def test_of_many_stored_values_only_the_close_ones_are_shown(demo_db: GraphDB) -
             evaluation_reply(answer="ok"),
         ]
     )
-    agent, _spy = _agent(demo_db, model)
+    agent, _spy = _agent(demo_db, model, disabled_rules=NO_CHOICE)
     result = agent.run("Which services use Elastic Search?")
     assert (
         "no Technology has name 'Elastic Search'. Of the 32 stored values of Technology.name, "
@@ -337,10 +342,73 @@ def test_a_word_in_everyday_english_gets_every_stored_value_to_choose_from(
             evaluation_reply(answer="ok"),
         ]
     )
-    agent, _spy = _agent(demo_db, model)
+    agent, _spy = _agent(demo_db, model, disabled_rules=NO_CHOICE)
     result = agent.run("Which critical incidents were there?")
     assert (
         "no Incident has severity 'Critical'. The stored values of Incident.severity are: "
         "'SEV1', 'SEV2', 'SEV3', 'SEV4'. If one of them"
     ) in model.prompts[2]
     assert result.outcome == "answered" and result.rows
+
+
+def choice_reply(value: str | None) -> str:
+    return json.dumps({"value": value})
+
+
+def test_a_word_the_graph_spells_otherwise_is_chosen_from_the_stored_values_and_read_again(
+    demo_db: GraphDB,
+) -> None:
+    # The dev set's nw-syn-drinks ('Drinks' for 'Beverages'): given the values in a note, the
+    # model sent its statement back unchanged. Asked only which stored value it means, it
+    # picks; the statement is read with it, on the last attempt too (no correction is spent).
+    teams = sorted(r[0] for r in demo_db.run_read("MATCH (t:Team) RETURN t.name").rows)
+    model = ScriptedChatModel(
+        replies=[
+            guard_reply(),
+            cypher_reply(TEAMS_SERVICES.format(team="Paymnts")),
+            choice_reply("Payments"),
+            evaluation_reply(answer="ok"),
+        ]
+    )
+    agent, _spy = _agent(demo_db, model, max_attempts=1)
+    result = agent.run(QUESTION)
+    gold = demo_db.run_read(GOLD, timeout_s=30, max_rows=100).rows
+    asked = model.prompts[2]
+    assert "The word: 'Paymnts' (Team.name)" in asked and all(f"'{t}'" in asked for t in teams)
+    assert result.outcome == "answered" and [a.stage for a in result.attempts] == ["ok"]
+    assert sorted(map(tuple, result.rows)) == sorted(map(tuple, gold)) and gold
+    assert "t.name = 'Payments'" in (result.cypher or "")
+    assert [f.rule for f in result.rules_fired] == ["value-chosen"]
+    assert result.llm_steps == ["guard", "generate", "choose_value", "evaluate"]
+
+
+def test_none_of_the_stored_values_is_the_answer_that_nothing_matches(demo_db: GraphDB) -> None:
+    # "None of them": no correction is spent and no note follows; the empty result stands.
+    model = ScriptedChatModel(
+        replies=[
+            guard_reply(),
+            cypher_reply(TEAMS_SERVICES.format(team="Paymnts")),
+            choice_reply(None),
+            evaluation_reply(answer="Nothing in the graph matches."),
+        ]
+    )
+    agent, _spy = _agent(demo_db, model)
+    result = agent.run(QUESTION)
+    assert result.outcome == "no_data" and [a.stage for a in result.attempts] == ["ok"]
+    assert [f.rule for f in result.rules_fired] == ["value-chosen"] and not result.rows
+
+
+def test_a_value_the_model_makes_up_is_no_choice(demo_db: GraphDB) -> None:
+    # Only a stored value (case aside) replaces the literal: 'Payments Team' is none of them.
+    model = ScriptedChatModel(
+        replies=[
+            guard_reply(),
+            cypher_reply(TEAMS_SERVICES.format(team="Paymnts")),
+            choice_reply("Payments Team"),
+            evaluation_reply(answer="Nothing in the graph matches."),
+        ]
+    )
+    agent, spy = _agent(demo_db, model)
+    result = agent.run(QUESTION)
+    assert not any("Payments Team" in ran for ran in spy.ran)
+    assert result.outcome == "no_data" and "'Paymnts'" in (result.cypher or "")

@@ -21,7 +21,9 @@ from graph_agent.context import Context
 from graph_agent.examples import InMemoryExampleStore
 from graph_agent.graphdb.errors import GraphError
 from graph_agent.graphdb.protocol import GraphSchema, LabelInfo, PropertyInfo, RelPattern
+from graph_agent.llm import LLMCall
 from graph_agent.repair import BY_NAME, RULES, Case, Kind, Runner, Trigger, unknown_rules
+from graph_agent.repair.choices import as_stored
 from graph_agent.result import Attempt
 from graph_agent.state import AgentState
 from guardrails.cypher_policy import CypherPolicy
@@ -62,6 +64,24 @@ class ScriptedProber:
         return self.answers.pop(0)
 
 
+class ScriptedChooser:
+    """Picks the scripted value, as the model's chooser would (a made-up one is no choice);
+    with nothing scripted, no model answered. Records what it was offered."""
+
+    def __init__(self, case: dict[str, Any]) -> None:
+        self.scripted = "choice" in case
+        self.choice: str | None = case.get("choice")
+        self.offered: list[str] = []
+
+    async def choose(
+        self, question: str, label: str, prop: str, value: str, stored: Sequence[str]
+    ) -> tuple[str | None, list[LLMCall]]:
+        self.offered = list(stored)
+        if not self.scripted:
+            return None, []
+        return as_stored(self.choice, stored), [LLMCall("choose_value", 1.0, 100)]
+
+
 def _ctx(policy: CypherPolicy | None = None, **config: Any) -> Context:
     return Context(
         db=None,  # type: ignore[arg-type]  # rules read the graph only through the prober
@@ -96,7 +116,11 @@ def _state(case: dict[str, Any]) -> AgentState:
     return state  # type: ignore[return-value]
 
 
-def _case(case: dict[str, Any], prober: ScriptedProber | None = None) -> Case:
+def _case(
+    case: dict[str, Any],
+    prober: ScriptedProber | None = None,
+    chooser: ScriptedChooser | None = None,
+) -> Case:
     return Case(
         question=case.get("question", "q"),
         cypher=case.get("cypher", ""),
@@ -108,6 +132,7 @@ def _case(case: dict[str, Any], prober: ScriptedProber | None = None) -> Case:
         rows=case.get("rows", ()),
         answer=case.get("answer", ""),
         prober=prober,
+        chooser=chooser,
     )
 
 
@@ -119,13 +144,18 @@ def _id(case: dict[str, Any]) -> str:
 def test_rule_case(case: dict[str, Any]) -> None:
     rule = BY_NAME[case["rule"]]
     prober = ScriptedProber(case.get("probe") or [])
-    fix = asyncio.run(rule.apply(_case(case, prober)))
+    chooser = ScriptedChooser(case)
+    fix = asyncio.run(rule.apply(_case(case, prober, chooser)))
+    if "offered" in case:
+        assert chooser.offered == case["offered"]
     if not case.get("fires", True):
         assert fix is None, fix
         return
     assert fix is not None and fix.detail
-    if rule.kind is Kind.REWRITE:
+    if rule.kind is Kind.REWRITE and case.get("rewrites", True):
         assert fix.cypher is not None and fix.cypher != case["cypher"]
+    if not case.get("rewrites", True):
+        assert fix.cypher is None
     if "cypher_contains" in case:
         assert case["cypher_contains"] in (fix.cypher or ""), fix.cypher
     if "note_contains" in case:
