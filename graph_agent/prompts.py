@@ -206,19 +206,33 @@ rewording: {{"1": "...", "2": "..."}}""",
 
 CHOOSE_VALUE = PromptTemplate(
     system="""\
-You match a word from a user's question to the value a database stores for it.
-Pick the one stored value that means what the question means by the word: the same thing
-in other words, a synonym, an abbreviation, a translation, or the word misspelt. If none of
-them means it, there is no match.
+You match a word in a user's question to one of the values a database stores. The database
+does not store the word itself. Choose the stored value that means the same thing (a
+synonym, the general term, an abbreviation, a code, a translation or a misspelling). If no
+stored value means it, choose 0.
 
-Reply with one JSON object and nothing else: {{"value": "the stored value, written exactly
-as listed"}}, or {{"value": null}} when none of them means it.""",
+Reply with one JSON object and nothing else: {{"choice": <number>}}""",
     user="""\
 Question: {question}
-The word: {value} ({label}.{prop})
-Stored values of {label}.{prop}: {values}""",
+The word: {value} (a {label}'s {prop})
+Stored values:
+{values}
+0. none of them""",
 )
-"""The value-chosen rule's one question (graph_agent/repair/choices.py)."""
+"""value-chosen's first question (graph_agent/repair/choices.py): a numbered list, because a
+1.5B model asked to write the value back mostly wrote the user's word again."""
+
+CONFIRM_VALUE = PromptTemplate(
+    system="""\
+You check what a user means.
+
+Reply with one JSON object and nothing else: {{"means": true}} or {{"means": false}}""",
+    user="""\
+Question: {question}
+The database stores the {what} as {stored}. When the user says {value}, do they mean {stored}?""",
+)
+"""value-chosen's second question: a small model picks some value even when none is meant
+("toys" → 'Produce'); asked about its pick in the question's words, it says no."""
 
 
 REPAIR = """\

@@ -263,3 +263,28 @@ class Statement:
         for start, stop, new in sorted(edits, reverse=True):
             text = text[:start] + new + text[stop:]
         return text
+
+
+def distinct_read(cypher: str) -> str | None:
+    """The statement with its final RETURN made DISTINCT; None when it already is, returns an
+    aggregate, has a UNION, or sorts by something it does not return (which DISTINCT
+    forbids)."""
+    statement = Statement(cypher)
+    returned = statement.final_return()
+    if returned is None or statement.has_union:
+        return None
+    at, items = returned
+    tokens = statement.tokens
+    if at + 1 < len(tokens) and tokens[at + 1].is_keyword("DISTINCT"):
+        return None
+    if any(is_aggregate_call(tokens, i) for i in range(at, statement.clause_end(at))):
+        return None
+    shown = {statement.source(item.first, item.end) for item in items}
+    shown |= {item.alias for item in items if item.alias}
+    order = statement.last("ORDER")
+    if order is not None and order > at:
+        for key in statement.order_keys():
+            if statement.source(key.first, key.end) not in shown:
+                return None
+    keyword = tokens[at]
+    return statement.edited([(keyword.end, keyword.end, " DISTINCT")])

@@ -113,10 +113,14 @@ async def run_statement(ctx: Context, state: AgentState, checked: str) -> Update
         failed = attempt_failed(cypher, fix.note or fix.detail, fix.stage or Stage.EXECUTE)
         return failed | dict(fix.update) | spent | rules.trace()
     if rows and (kept := await rules.first(Trigger.ROWS, Kind.REWRITE, cypher=cypher, rows=rows)):
-        # More rows of the same statement's read (ties-shown; never in a restricted channel,
-        # and were it one day, its hidden names would go here as from any rows).
+        # Rows of the same statement read again (ties-shown, distinct-rows; never in a
+        # restricted channel, and were it one day, its hidden names would go here as from any
+        # rows).
         rows = redact_rows(result.columns, kept.update["rows"], ctx.policy).rows
         truncated = bool(kept.update.get("truncated"))
+        if kept.update.get("shown"):
+            # distinct-rows: the DISTINCT read is the statement the rows came from.
+            cypher = kept.cypher or cypher
     return (
         {
             "cypher": cypher,

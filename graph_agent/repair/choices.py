@@ -1,36 +1,44 @@
-"""One short question to the model behind a rule: which stored value the user's word means.
+"""Two short questions to the model behind a rule: which stored value the user's word means.
 
 A small model given a list of stored values inside a correction note rewrites its whole
 statement and, on the dev splits, mostly sent the old one back unchanged ('Drinks' with
-'Beverages' listed; 'ISL' with 'IS' offered). Asked only to pick one value from the list, it
-has one thing to do; the rule then puts the value into the statement itself. Rules reach the
-model only through a `Chooser`, so they can be tested without one.
+'Beverages' listed; 'ISL' with 'IS' offered). Asked only to pick a number from the list, it
+picks well when one value is meant, and picks one anyway when none is ("toys" → 'Produce');
+asked then whether the user means its pick, in the question's words, it says no to those. The
+rule puts a confirmed value into the statement itself. Rules reach the model only through a
+`Chooser`, so they can be tested without one.
 """
 
 from __future__ import annotations
 
 import logging
 from collections.abc import Sequence
-from typing import Protocol
+from typing import Protocol, TypeVar
 
+from langchain_core.messages import BaseMessage
 from pydantic import BaseModel
 
 from graph_agent.context import Context
 from graph_agent.errors import LLMError
 from graph_agent.llm import LLMCall
-from graph_agent.prompts import CHOOSE_VALUE
+from graph_agent.prompts import CHOOSE_VALUE, CONFIRM_VALUE
 from graph_agent.schema_examples import literal
 from graph_agent.structured import ask_structured
-from guardrails import parse_json_object
+from guardrails import name_words, parse_json_object
 
 logger = logging.getLogger(__name__)
+T = TypeVar("T", bound=BaseModel)
 
-CHOICE_MAX_TOKENS = 60
-"""A reply is one short JSON object: `{"value": "Dairy Products"}` is about 10 tokens."""
+CHOICE_MAX_TOKENS = 30
+"""Each reply is one short JSON object: `{"choice": 3}`, `{"means": true}`."""
 
 
 class Choice(BaseModel):
-    value: str | None = None
+    choice: int | None = None
+
+
+class Meaning(BaseModel):
+    means: bool = False
 
 
 class Chooser(Protocol):
@@ -43,7 +51,8 @@ class Chooser(Protocol):
 
 
 class ModelChooser:
-    """Asks the run's fast model, within the question's deadline."""
+    """Asks the run's fast model (a pick from a numbered list, then whether it is meant),
+    within the question's deadline."""
 
     def __init__(self, ctx: Context) -> None:
         self._ctx = ctx
@@ -51,36 +60,53 @@ class ModelChooser:
     async def choose(
         self, question: str, label: str, prop: str, value: str, stored: Sequence[str]
     ) -> tuple[str | None, list[LLMCall]]:
-        ctx = self._ctx
-        if ctx.llms is None:
+        if self._ctx.llms is None or not stored:
             return None, []
-        messages = CHOOSE_VALUE.render(
-            question=question,
-            label=label,
-            prop=prop,
-            value=literal(value),
-            values=", ".join(map(literal, stored)),
-        )
+        calls: list[LLMCall] = []
         try:
-            choice, calls = await ask_structured(
-                ctx.llms.fast,
-                messages,
-                lambda reply: parse_json_object(reply, Choice),
-                step="choose_value",
-                timeout_s=max(ctx.remaining_s(), 0.001),
-                json_mode=ctx.config.json_mode,
-                max_tokens=CHOICE_MAX_TOKENS,
+            choice = await self._ask(
+                "choose_value",
+                CHOOSE_VALUE.render(
+                    question=question,
+                    label=label,
+                    prop=prop,
+                    value=literal(value),
+                    values="\n".join(f"{i}. {v}" for i, v in enumerate(stored, 1)),
+                ),
+                Choice,
+                calls,
+            )
+            number = choice.choice if choice else None
+            if number is None or not 1 <= number <= len(stored):
+                return None, calls
+            picked = stored[number - 1]
+            what = " ".join([label, *(w.lower() for w in name_words(prop))])
+            meaning = await self._ask(
+                "confirm_value",
+                CONFIRM_VALUE.render(
+                    question=question, what=what, stored=literal(picked), value=literal(value)
+                ),
+                Meaning,
+                calls,
             )
         except LLMError:
             logger.info("the value choice failed; no choice", exc_info=True)
-            return None, []
-        return as_stored(choice.value if choice else None, stored), calls
+            return None, calls
+        return (picked if meaning is not None and meaning.means else None), calls
 
-
-def as_stored(picked: str | None, stored: Sequence[str]) -> str | None:
-    """`picked` written as one of `stored` (case and quotes aside), or None: a value the
-    model made up is no choice."""
-    if not picked:
-        return None
-    key = picked.strip().strip("'\"").casefold()
-    return next((v for v in stored if v.casefold() == key), None)
+    async def _ask(
+        self, step: str, messages: list[BaseMessage], model: type[T], calls: list[LLMCall]
+    ) -> T | None:
+        ctx = self._ctx
+        assert ctx.llms is not None
+        reply, spent = await ask_structured(
+            ctx.llms.fast,
+            messages,
+            lambda text: parse_json_object(text, model),
+            step=step,
+            timeout_s=max(ctx.remaining_s(), 0.001),
+            json_mode=ctx.config.json_mode,
+            max_tokens=CHOICE_MAX_TOKENS,
+        )
+        calls.extend(spent)
+        return reply

@@ -7,10 +7,19 @@ import re
 from collections.abc import Callable, Iterable
 
 from graph_agent.graphdb.protocol import GraphSchema, LabelInfo
+from graph_agent.graphdb.schema import quote_name
 from graph_agent.lint import MapEntry, node_map_entries, without_entries
 from graph_agent.schema_check import check_schema, has_property, neighbours_with
 from graph_agent.statement import Item, Statement, fresh_variable, top_level_clauses
-from guardrails import ReferencedNames, Token, matching_close, nesting, referenced_names, tokenize
+from guardrails import (
+    ReferencedNames,
+    Token,
+    enclosing,
+    matching_close,
+    nesting,
+    referenced_names,
+    tokenize,
+)
 
 _UNBOUND = re.compile(r"""(?:Variable\s+)?[`'"](\w+)[`'"]\s+not defined""", re.IGNORECASE)
 
@@ -303,3 +312,56 @@ def bind_unbound_variable(
     if changed is None or check_schema(changed, schema).problems:
         return None
     return changed, f"bound {var} through (:{rel.start})-[:{rel.type}]->(:{rel.end})"
+
+
+def respelled_names(cypher: str, schema: GraphSchema) -> tuple[str, str] | None:
+    """The statement with each unknown label or relationship type written as the one schema
+    name it misspells (`[:ORDER]` → `[:ORDERS]`, `(:person)` → `(:Person)`), and what changed;
+    None when some unknown name is no such misspelling or is one of several names'."""
+    names = referenced_names(cypher)
+    known_labels = [label.name for label in schema.labels]
+    known_types = sorted({rel.type for rel in schema.relationships})
+    tokens = tokenize(cypher)
+    edits: list[tuple[Token, str]] = []
+    for i, tok in enumerate(tokens):
+        if not tok.is_name or i == 0 or not tokens[i - 1].is_punct(":", "|"):
+            continue
+        opener = next(iter(enclosing(tokens, i)), None)
+        inside = tokens[opener].text if opener is not None else ""
+        if inside == "(" and tok.name in names.labels - set(known_labels):
+            known = known_labels
+        elif inside == "[" and tok.name in names.rel_types - set(known_types):
+            known = known_types
+        else:
+            continue
+        spelt = [k for k in known if same_name(tok.name, k)]
+        if len(spelt) != 1:
+            return None
+        edits.append((tok, spelt[0]))
+    if not edits:
+        return None
+    out = cypher
+    for tok, new in sorted(edits, key=lambda e: -e[0].position):
+        name = new if re.fullmatch(r"[A-Za-z_]\w*", new) else quote_name(new)
+        out = f"{out[: tok.position]}{name}{out[tok.end :]}"
+    changed = dict.fromkeys(f"{tok.name} → {new}" for tok, new in edits)
+    return out, ", ".join(changed)
+
+
+def same_name(written: str, known: str) -> bool:
+    """Whether `written` is `known` misspelt: the same word but for case, underscores or
+    hyphens, a plural s, or (for words of five letters or more) one letter."""
+    a, b = _bare(written), _bare(known)
+    if a == b:
+        return True
+    if len(a) < 5 or len(b) < 5 or abs(len(a) - len(b)) > 1:
+        return False
+    if len(a) == len(b):
+        return sum(x != y for x, y in zip(a, b, strict=True)) == 1
+    short, long = (a, b) if len(a) < len(b) else (b, a)
+    return any(long[:k] + long[k + 1 :] == short for k in range(len(long)))
+
+
+def _bare(name: str) -> str:
+    word = re.sub(r"[_\-\s]", "", name.casefold())
+    return word[:-1] if word.endswith("s") and len(word) > 3 else word

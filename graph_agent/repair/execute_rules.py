@@ -8,6 +8,7 @@ stored value completes, the rows tied with a `LIMIT 1`'s) read the statement aga
 
 from __future__ import annotations
 
+import json
 import logging
 import re
 
@@ -21,6 +22,7 @@ from graph_agent.repair.rule import Case, Fix, Kind, Phase, Trigger, rule
 from graph_agent.result import Stage
 from graph_agent.schema_examples import literal
 from graph_agent.state import UnconfirmedRows
+from graph_agent.statement import distinct_read
 from graph_agent.superlatives import TIE_ROWS, tie_read, tied_rows
 from graph_agent.words import article
 from guardrails import referenced_names, stem
@@ -357,6 +359,45 @@ async def ties_shown(case: Case) -> Fix | None:
     shown = tied[:TIE_ROWS]
     detail = f"{'more than ' if more else ''}{len(shown)} rows tied for first"
     return Fix(detail, cypher=statement, update={"rows": shown, "truncated": more})
+
+
+@rule("distinct-rows", E, Trigger.ROWS, Kind.REWRITE)
+async def distinct_rows(case: Case) -> Fix | None:
+    """`MATCH (a:Application)-[:LISTENS]->(:Port {port: 8080}) RETURN a.name LIMIT 5` for
+    "Which applications listen on port 8080?" (a playground question on the network graph):
+    one application on five machines came back five times and filled the LIMIT, so the
+    other one never showed. A "which/what/who" question whose rows repeat, from a final
+    RETURN of no aggregate and no DISTINCT, is read again with `RETURN DISTINCT`; its rows
+    replace them, and it is the statement shown. Not when the question asks for each or
+    every one of something (each row is then an answer), when a sort key is not a returned
+    column (DISTINCT could not sort by it), nor in a restricted channel (its redaction may
+    have made rows alike)."""
+    if len(case.rows) < 2 or case.ctx.policy is not None:
+        return None
+    if not _WHICH.match(case.question) or _EACH.search(case.question):
+        return None
+    seen = {json.dumps(list(row), default=str, sort_keys=True) for row in case.rows}
+    if len(seen) == len(case.rows):
+        return None
+    statement = distinct_read(case.cypher)
+    if statement is None:
+        return None
+    max_rows = case.ctx.config.max_rows
+    try:
+        rows = await case.probe.rows(statement, None, max_rows + 1)
+    except GraphError:
+        logger.debug("the distinct read failed", exc_info=True)
+        return None
+    if not rows:
+        return None
+    detail = f"{len(case.rows)} rows with repeats → {min(len(rows), max_rows)} distinct"
+    rows_kept = [list(r) for r in rows[:max_rows]]
+    update = {"rows": rows_kept, "truncated": len(rows) > max_rows, "shown": True}
+    return Fix(detail, cypher=statement, update=update)
+
+
+_WHICH = re.compile(r"\s*(which|what|who|whom|where|list|name|show)\b", re.IGNORECASE)
+_EACH = re.compile(r"\b(each|every|per)\b", re.IGNORECASE)
 
 
 def _in_everyday_words(value: str, question: str) -> bool:

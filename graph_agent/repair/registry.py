@@ -7,7 +7,8 @@
 |          |                 |         | relationship-direction, which-names-the-thing,     |
 |          |                 |         | name-parts, superlative-sort-direction,            |
 |          |                 |         | superlative-one-row                                |
-| validate | schema_problem  | rewrite | relationship-road, relationship-property,          |
+| validate | schema_problem  | rewrite | name-spelling, relationship-road,                  |
+|          |                 |         | relationship-property,                             |
 |          |                 |         | property-through-neighbour, name-property          |
 | validate | schema_problem  | guard   | asked-but-missing                                  |
 | validate | before_engine   | guard   | costly-read-repeated                               |
@@ -19,7 +20,9 @@
 | execute  | empty_result    | hint    | value-next-door, stored-values (one of these two   |
 |          |                 |         | and value-chosen per question)                     |
 | execute  | rows            | hint    | counted-label (once per question)                  |
-| execute  | rows            | rewrite | ties-shown (the rows tied with a LIMIT 1's row)    |
+| execute  | rows            | rewrite | distinct-rows (a "which" list that repeats, read   |
+|          |                 |         | DISTINCT), ties-shown (the rows tied with a        |
+|          |                 |         | LIMIT 1's row)                                     |
 | answer   | worded_answer   | guard   | answer-denies-rows, unsupported-claims,            |
 |          |                 |         | omits-the-value                                    |
 
@@ -70,6 +73,7 @@ RULES: tuple[Rule, ...] = (
     v.name_parts,
     v.superlative_sort_direction,
     v.superlative_one_row,
+    v.name_spelling,
     v.relationship_road,
     v.relationship_property_read,
     v.property_from_neighbour,
@@ -83,6 +87,7 @@ RULES: tuple[Rule, ...] = (
     e.value_next_door,
     e.stored_values,
     e.counted_label,
+    e.distinct_rows,
     e.ties_shown,
     a.answer_denies_rows,
     a.unsupported,

@@ -15,6 +15,7 @@ from graph_agent.repair.edits import (
     aggregate_by_alias,
     bind_unbound_variable,
     property_through_neighbour,
+    respelled_names,
 )
 from graph_agent.repair.relationships import relationship_property, reroute_relationship
 from graph_agent.repair.rule import Case, Fix, Kind, Phase, Trigger, rule
@@ -168,6 +169,19 @@ def relationship_direction(case: Case) -> Fix | None:
     return Fix(
         "; ".join(checked.corrections) or "turned a relationship round", cypher=checked.cypher
     )
+
+
+@rule("name-spelling", V, Trigger.SCHEMA_PROBLEM, Kind.REWRITE)
+def name_spelling(case: Case) -> Fix | None:
+    """`(c:Customer)-[:ORDER]->(p:Product)` on a graph whose type is ORDERS (a dev question,
+    the same statement on both attempts although the schema check listed the types): an
+    unknown label or relationship type that is one schema name but for case, underscores, a
+    plural s or one letter is written as that name. Only when every unknown label and type
+    is such a misspelling of exactly one name; the schema's other rules then see the
+    statement respelt."""
+    if fixed := respelled_names(case.cypher, case.ctx.schema):
+        return Fix(fixed[1], cypher=fixed[0])
+    return None
 
 
 @rule("relationship-road", V, Trigger.SCHEMA_PROBLEM, Kind.REWRITE)

@@ -5,7 +5,10 @@ correction naming the stored value."""
 from __future__ import annotations
 
 import json
+import re
 from typing import Any, cast
+
+from langchain_core.messages import BaseMessage
 
 from graph_agent.agent import Agent
 from graph_agent.config import AgentConfig
@@ -351,8 +354,16 @@ def test_a_word_in_everyday_english_gets_every_stored_value_to_choose_from(
     assert result.outcome == "answered" and result.rows
 
 
-def choice_reply(value: str | None) -> str:
-    return json.dumps({"value": value})
+def choice_replies(value: str | None, *, meant: bool = True) -> list[Any]:
+    """The model's two replies to value-chosen: the number of `value` in the list it was
+    shown (0: none of them), then whether the user means it."""
+
+    def pick(messages: list[BaseMessage]) -> str:
+        shown = str(messages[-1].content)
+        found = re.search(rf"^(\d+)\. {re.escape(value)}$", shown, re.M) if value else None
+        return json.dumps({"choice": int(found[1]) if found else 0})
+
+    return [pick] if value is None else [pick, json.dumps({"means": meant})]
 
 
 def test_a_word_the_graph_spells_otherwise_is_chosen_from_the_stored_values_and_read_again(
@@ -366,7 +377,7 @@ def test_a_word_the_graph_spells_otherwise_is_chosen_from_the_stored_values_and_
         replies=[
             guard_reply(),
             cypher_reply(TEAMS_SERVICES.format(team="Paymnts")),
-            choice_reply("Payments"),
+            *choice_replies("Payments"),
             evaluation_reply(answer="ok"),
         ]
     )
@@ -374,12 +385,14 @@ def test_a_word_the_graph_spells_otherwise_is_chosen_from_the_stored_values_and_
     result = agent.run(QUESTION)
     gold = demo_db.run_read(GOLD, timeout_s=30, max_rows=100).rows
     asked = model.prompts[2]
-    assert "The word: 'Paymnts' (Team.name)" in asked and all(f"'{t}'" in asked for t in teams)
+    assert "The word: 'Paymnts' (a Team's name)" in asked and all(
+        f". {t}\n" in asked for t in teams
+    )
     assert result.outcome == "answered" and [a.stage for a in result.attempts] == ["ok"]
     assert sorted(map(tuple, result.rows)) == sorted(map(tuple, gold)) and gold
     assert "t.name = 'Payments'" in (result.cypher or "")
     assert [f.rule for f in result.rules_fired] == ["value-chosen"]
-    assert result.llm_steps == ["guard", "generate", "choose_value", "evaluate"]
+    assert result.llm_steps == ["guard", "generate", "choose_value", "confirm_value", "evaluate"]
 
 
 def test_none_of_the_stored_values_is_the_answer_that_nothing_matches(demo_db: GraphDB) -> None:
@@ -388,7 +401,7 @@ def test_none_of_the_stored_values_is_the_answer_that_nothing_matches(demo_db: G
         replies=[
             guard_reply(),
             cypher_reply(TEAMS_SERVICES.format(team="Paymnts")),
-            choice_reply(None),
+            *choice_replies(None),
             evaluation_reply(answer="Nothing in the graph matches."),
         ]
     )
@@ -398,17 +411,20 @@ def test_none_of_the_stored_values_is_the_answer_that_nothing_matches(demo_db: G
     assert [f.rule for f in result.rules_fired] == ["value-chosen"] and not result.rows
 
 
-def test_a_value_the_model_makes_up_is_no_choice(demo_db: GraphDB) -> None:
-    # Only a stored value (case aside) replaces the literal: 'Payments Team' is none of them.
+def test_a_pick_the_model_then_says_is_not_meant_is_no_choice(demo_db: GraphDB) -> None:
+    # A small model picks some value even when none is meant; asked whether the user means
+    # its pick, it says no, and the literal stays.
     model = ScriptedChatModel(
         replies=[
             guard_reply(),
             cypher_reply(TEAMS_SERVICES.format(team="Paymnts")),
-            choice_reply("Payments Team"),
+            *choice_replies("Payments", meant=False),
             evaluation_reply(answer="Nothing in the graph matches."),
         ]
     )
     agent, spy = _agent(demo_db, model)
     result = agent.run(QUESTION)
-    assert not any("Payments Team" in ran for ran in spy.ran)
+    assert "do they mean 'Payments'?" in model.prompts[3]
+    assert not any("'Payments'" in ran for ran in spy.ran)
     assert result.outcome == "no_data" and "'Paymnts'" in (result.cypher or "")
+    assert result.llm_steps == ["guard", "generate", "choose_value", "confirm_value", "evaluate"]

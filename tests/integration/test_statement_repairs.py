@@ -1,7 +1,7 @@
-"""The ninth session's statement repairs on the real graphs, through the agent: each statement
-below is one the local model wrote on a dev question (or its shape, on a graph of another
-set), and each must come back with the gold statement's rows in one attempt, with the rule
-that did it in the trace.
+"""Statement repairs on the real graphs, through the agent: each statement below is one the
+local model wrote on a dev question or in a playground trial on a dev-only graph (or its
+shape, on a graph of another set), and each must come back with the gold statement's rows in
+one attempt, with the rule that did it in the trace.
 
 The scripted model writes the statement once; no correction is scripted, so a repair that did
 not happen fails the question instead of being rescued by a second reply.
@@ -107,6 +107,23 @@ CASES = [
         ["name-parts"],
     ),
     (
+        "northwind",
+        "Which customers ordered Chai?",
+        "MATCH (c:Customer)-[:PURCHASED]->(o:Order)-[:ORDER]->(p:Product {productName: 'Chai'}) "
+        "RETURN DISTINCT c.companyName AS customer ORDER BY customer",
+        "MATCH (c:Customer)-[:PURCHASED]->(:Order)-[:ORDERS]->(:Product {productName: 'Chai'}) "
+        "RETURN DISTINCT c.companyName",
+        ["name-spelling"],
+    ),
+    (
+        "network",
+        "Which applications listen on port 8080?",
+        "MATCH (a:Application)-[:LISTENS]->(p:Port {port: 8080}) RETURN a.name AS application "
+        "LIMIT 5",
+        "MATCH (a:Application)-[:LISTENS]->(:Port {port: 8080}) RETURN DISTINCT a.name",
+        ["distinct-rows"],
+    ),
+    (
         "demo",
         "Who has been with the company the longest?",
         "MATCH (p:Person) RETURN p.name AS person, p.start_date AS start "
@@ -139,3 +156,33 @@ def test_a_repaired_statement_gives_the_gold_rows(
         f.rule for f in result.rules_fired if f.phase is not Phase.ANSWER and f.rule != "ties-shown"
     ]
     assert fired == rules
+
+
+def test_a_word_the_graph_spells_otherwise_is_read_with_the_stored_value_the_model_picks(
+    eval_graphs: dict[str, GraphDB],
+) -> None:
+    # The dev set's nw-syn-drinks: 'Drinks' where the categories are 'Beverages', …; the model
+    # is asked only which stored value it means, and the statement is read with its pick.
+    db = eval_graphs["northwind"]
+    written = (
+        "MATCH (p:Product)-[:PART_OF]->(c:Category) WHERE c.categoryName = 'Drinks' "
+        "RETURN p.productName ORDER BY p.productName ASC LIMIT 100"
+    )
+    gold = (
+        "MATCH (p:Product)-[:PART_OF]->(:Category {categoryName: 'Beverages'}) RETURN p.productName"
+    )
+    model = ScriptedChatModel(
+        replies=[
+            guard_reply(),
+            cypher_reply(written),
+            '{"choice": 1}',
+            '{"means": true}',
+            evaluation_reply(answer="ok"),
+        ]
+    )
+    agent = Agent(db, LLMs(cypher=model, fast=model), InMemoryExampleStore(), AgentConfig())
+    result = agent.run("Which drinks do we sell?")
+    assert "1. Beverages\n" in model.prompts[2] and ". Confections\n" in model.prompts[2]
+    assert result.outcome == "answered" and len(result.attempts) == 1, result.attempts
+    assert sorted(tuple(row) for row in result.rows) == _rows(db, gold) != []
+    assert [f.rule for f in result.rules_fired] == ["value-chosen"]

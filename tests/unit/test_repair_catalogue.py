@@ -23,7 +23,6 @@ from graph_agent.graphdb.errors import GraphError
 from graph_agent.graphdb.protocol import GraphSchema, LabelInfo, PropertyInfo, RelPattern
 from graph_agent.llm import LLMCall
 from graph_agent.repair import BY_NAME, RULES, Case, Kind, Runner, Trigger, unknown_rules
-from graph_agent.repair.choices import as_stored
 from graph_agent.result import Attempt
 from graph_agent.state import AgentState
 from guardrails.cypher_policy import CypherPolicy
@@ -65,8 +64,9 @@ class ScriptedProber:
 
 
 class ScriptedChooser:
-    """Picks the scripted value, as the model's chooser would (a made-up one is no choice);
-    with nothing scripted, no model answered. Records what it was offered."""
+    """Picks the scripted value when it is one of those offered (a model picks by number, so
+    it cannot make one up); with nothing scripted, no model answered. Records what it was
+    offered."""
 
     def __init__(self, case: dict[str, Any]) -> None:
         self.scripted = "choice" in case
@@ -79,7 +79,8 @@ class ScriptedChooser:
         self.offered = list(stored)
         if not self.scripted:
             return None, []
-        return as_stored(self.choice, stored), [LLMCall("choose_value", 1.0, 100)]
+        picked = self.choice if self.choice in stored else None
+        return picked, [LLMCall("choose_value", 1.0, 100)]
 
 
 def _ctx(policy: CypherPolicy | None = None, **config: Any) -> Context:
