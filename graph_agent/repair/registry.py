@@ -4,7 +4,8 @@
 |----------|-----------------|---------|----------------------------------------------------|
 | validate | statement       | rewrite | not-equal-operator, string-alias, missing-return,  |
 |          |                 |         | map-as-value, any-depth,                           |
-|          |                 |         | relationship-direction, which-names-the-thing,     |
+|          |                 |         | relationship-direction, relationship-word,         |
+|          |                 |         | which-names-the-thing,                             |
 |          |                 |         | name-parts, superlative-sort-direction,            |
 |          |                 |         | superlative-one-row                                |
 | validate | schema_problem  | rewrite | name-spelling, relationship-road,                  |
@@ -69,6 +70,7 @@ RULES: tuple[Rule, ...] = (
     v.map_as_value,
     v.any_depth,
     v.relationship_direction,
+    v.relationship_word,
     v.which_names_the_thing,
     v.name_parts,
     v.superlative_sort_direction,

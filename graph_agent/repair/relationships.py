@@ -24,9 +24,12 @@ from graph_agent.statement import fresh_variable
 from guardrails import (
     ReferencedNames,
     Token,
+    content_words,
     matching_close,
     matching_open,
+    name_words,
     referenced_names,
+    stem,
     tokenize,
 )
 
@@ -202,3 +205,36 @@ def relationship_property(cypher: str, schema: GraphSchema) -> tuple[str, str] |
         if len(check_schema(fixed, schema).problems) < before:
             return fixed, f"{var}.{prop} read from the relationship (:{hop.rel_type} has {prop})"
     return None
+
+
+def relationship_by_word(cypher: str, schema: GraphSchema, question: str) -> tuple[str, str] | None:
+    """The statement with a relationship type swapped for the one the question names, and
+    what was changed; None when no written type is such a swap.
+
+    `(s:Software)-[:DEPENDS_ON]->(v:Version)` for "Which software has the most versions?"
+    where software also has `-[:VERSION]->` versions: of the types the schema has from the
+    one label to the other in the written direction, the one whose name the question says is
+    used, when the written type's name is not said and exactly one other type's is."""
+    said = {stem(w) for w in content_words(question)}
+    if not said:
+        return None
+    tokens = tokenize(cypher)
+    for hop in _hops(tokens, referenced_names(cypher)):
+        if hop.left is None or hop.right is None:
+            continue
+        start, end = (hop.left, hop.right) if hop.points_right else (hop.right, hop.left)
+        types = {r.type for r in schema.relationships if (r.start, r.end) == (start, end)}
+        if hop.rel_type not in types or said & _stems(hop.rel_type):
+            continue
+        named = [t for t in sorted(types - {hop.rel_type}) if said & _stems(t)]
+        if len(named) != 1:
+            continue
+        at = tokens[hop.colon_at + 1]
+        fixed = cypher[: at.position] + named[0] + cypher[at.end :]
+        detail = f"{hop.rel_type} → {named[0]}, the relationship from {start} to {end} the question names"
+        return fixed, detail
+    return None
+
+
+def _stems(rel_type: str) -> set[str]:
+    return {stem(w) for w in content_words(" ".join(name_words(rel_type)))}

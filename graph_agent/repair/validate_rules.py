@@ -17,7 +17,11 @@ from graph_agent.repair.edits import (
     property_through_neighbour,
     respelled_names,
 )
-from graph_agent.repair.relationships import relationship_property, reroute_relationship
+from graph_agent.repair.relationships import (
+    relationship_by_word,
+    relationship_property,
+    reroute_relationship,
+)
 from graph_agent.repair.rule import Case, Fix, Kind, Phase, Trigger, rule
 from graph_agent.result import Stage
 from graph_agent.schema_check import check_schema
@@ -180,6 +184,18 @@ def name_spelling(case: Case) -> Fix | None:
     is such a misspelling of exactly one name; the schema's other rules then see the
     statement respelt."""
     if fixed := respelled_names(case.cypher, case.ctx.schema):
+        return Fix(fixed[1], cypher=fixed[0])
+    return None
+
+
+@rule("relationship-word", V, S, Kind.REWRITE)
+def relationship_word(case: Case) -> Fix | None:
+    """`(s:Software)-[:DEPENDS_ON]->(v:Version)` for "Which software has the most versions?"
+    on a graph where software both depends on versions and has them (`-[:VERSION]->`): a
+    playground question on the network graph, whose answer counted dependencies. Of the
+    relationship types the schema has between the two labels in the written direction, the
+    one the question names is used, when it names exactly one and not the written one."""
+    if fixed := relationship_by_word(case.cypher, case.ctx.schema, case.question):
         return Fix(fixed[1], cypher=fixed[0])
     return None
 

@@ -124,6 +124,16 @@ CASES = [
         ["distinct-rows"],
     ),
     (
+        "network",
+        "Which software has the most versions?",
+        "MATCH (s:Software)-[:DEPENDS_ON]->(v:Version) "
+        "RETURN s.name AS software, count(v) AS versions ORDER BY versions DESC LIMIT 1",
+        "MATCH (s:Software)-[:VERSION]->(v:Version) WITH s, count(v) AS n "
+        "WITH max(n) AS top MATCH (s:Software)-[:VERSION]->(v:Version) "
+        "WITH s, count(v) AS n, top WHERE n = top RETURN s.name, n",
+        ["relationship-word"],
+    ),
+    (
         "demo",
         "Who has been with the company the longest?",
         "MATCH (p:Person) RETURN p.name AS person, p.start_date AS start "
