@@ -3,7 +3,7 @@
 | phase    | trigger         | kind    | rule                                               |
 |----------|-----------------|---------|----------------------------------------------------|
 | validate | statement       | rewrite | not-equal-operator, string-alias, missing-return,  |
-|          |                 |         | map-as-value, any-depth,                           |
+|          |                 |         | map-as-value, number-comparison, any-depth,        |
 |          |                 |         | relationship-direction, relationship-word,         |
 |          |                 |         | which-names-the-thing,                             |
 |          |                 |         | name-parts, superlative-sort-direction,            |
@@ -68,6 +68,7 @@ RULES: tuple[Rule, ...] = (
     v.string_alias,
     v.missing_return,
     v.map_as_value,
+    v.number_comparison,
     v.any_depth,
     v.relationship_direction,
     v.relationship_word,

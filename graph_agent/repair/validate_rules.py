@@ -11,6 +11,7 @@ from typing import Any
 from graph_agent.graphdb.schema import schema_vocabulary
 from graph_agent.lint import MapEntry, node_map_entries, without_entries
 from graph_agent.question_fit import any_depth_fix
+from graph_agent.repair.comparisons import comparison_fix
 from graph_agent.repair.edits import (
     aggregate_by_alias,
     bind_unbound_variable,
@@ -149,6 +150,19 @@ def _said(value: str, question: str) -> bool:
     if value.isdigit() and int(value) < len(_NUMBER_WORDS):
         return re.search(rf"\b{_NUMBER_WORDS[int(value)]}\b", text) is not None
     return False
+
+
+@rule("number-comparison", V, S, Kind.REWRITE)
+def number_comparison(case: Case) -> Fix | None:
+    """`(a:Airport {runways: 5})` for "Which airports have five or more runways?" (a dev
+    question, on every run): only the airports with exactly five. A number the question
+    bounds ("more than", "over", "at least", "N or more", "fewer than", "under", "at most",
+    "N or fewer"), written as an equality, takes that bound: a map entry moves to the MATCH's
+    WHERE (`WHERE a.runways >= 5`), `x.p = 5` becomes `x.p >= 5`. A number the question
+    bounds two ways is left."""
+    if fixed := comparison_fix(case.cypher, case.question):
+        return Fix(fixed[1], cypher=fixed[0])
+    return None
 
 
 @rule("any-depth", V, S, Kind.REWRITE)

@@ -134,6 +134,14 @@ CASES = [
         ["relationship-word"],
     ),
     (
+        "airports",
+        "Which airports have five or more runways?",
+        "MATCH (a:Airport {runways: 5}) "
+        "RETURN a.descr AS airport, a.runways AS runways ORDER BY runways DESC, airport",
+        "MATCH (a:Airport) WHERE a.runways >= 5 RETURN a.descr, a.runways",
+        ["number-comparison"],
+    ),
+    (
         "demo",
         "Who has been with the company the longest?",
         "MATCH (p:Person) RETURN p.name AS person, p.start_date AS start "
