@@ -91,6 +91,32 @@ def max_tokens_for(step: str, override: int | None = None) -> int:
     return STEP_MAX_TOKENS.get(step.split(":", 1)[0], DEFAULT_MAX_TOKENS)
 
 
+def _cut_off_reply(exc: BaseException) -> AIMessage | None:
+    """The reply inside the OpenAI client's `LengthFinishReasonError` (a reply that reached
+    the token cap while a response_format was asked for), as the message a cut-off reply
+    would have been; None for any other error."""
+    completion = getattr(exc, "completion", None)
+    if type(exc).__name__ != "LengthFinishReasonError" or completion is None:
+        return None
+    choices = getattr(completion, "choices", None) or []
+    message = getattr(choices[0], "message", None) if choices else None
+    usage = getattr(completion, "usage", None)
+    details = getattr(usage, "prompt_tokens_details", None)
+    cached = int(getattr(details, "cached_tokens", 0) or 0)
+    prompt = int(getattr(usage, "prompt_tokens", 0) or 0)
+    output = int(getattr(usage, "completion_tokens", 0) or 0)
+    return AIMessage(
+        content=str(getattr(message, "content", "") or ""),
+        response_metadata={"finish_reason": "length"},
+        usage_metadata={
+            "input_tokens": prompt,
+            "output_tokens": output,
+            "total_tokens": prompt + output,
+            "input_token_details": {"cache_read": cached},
+        },
+    )
+
+
 def _is_timeout(exc: BaseException) -> bool:
     if isinstance(exc, TimeoutError | ModelTimeoutError):
         return True
@@ -127,7 +153,11 @@ async def call_llm(
             model.bind(**options).ainvoke(messages), timeout=max(timeout_s, 0.001)
         )
     except Exception as exc:
-        if _is_timeout(exc):
+        if (cut := _cut_off_reply(exc)) is not None:
+            # With a response_format (LLM_JSON_MODE=json_object) the OpenAI client raises on a
+            # reply cut at the cap instead of returning it: it is the same cut-off reply.
+            reply = cut
+        elif _is_timeout(exc):
             waited = time.perf_counter() - started
             # Say which limit it was: the question's deadline (what was left of it) or the
             # client's own per-request timeout (LLM_TIMEOUT_S), which fires first when shorter.
@@ -140,8 +170,11 @@ async def call_llm(
             raise LLMTimeoutError(
                 f"The language model did not answer within {waited:.0f} s ({limit})."
             ) from exc
-        logger.warning("LLM call for %s failed: %s", step, type(exc).__name__)
-        raise LLMError(f"The language model call failed ({type(exc).__name__}: {exc}).") from exc
+        else:
+            logger.warning("LLM call for %s failed: %s", step, type(exc).__name__)
+            raise LLMError(
+                f"The language model call failed ({type(exc).__name__}: {exc})."
+            ) from exc
     ms = (time.perf_counter() - started) * 1000
     text = reply.content if isinstance(reply, AIMessage) else getattr(reply, "content", reply)
     if isinstance(text, list):  # content blocks

@@ -161,3 +161,23 @@ def test_runaway_replies_over_http_are_cut_and_recovered(
     assert [a.stage for a in result.attempts] == ["cut_off", "ok"]
     caps = [r.get("max_completion_tokens") or r.get("max_tokens") for r in rambling.requests]
     assert caps == [200, 200, 400, 400, 500]
+
+
+def test_a_cut_off_json_reply_asked_as_json_object_is_repaired_too(
+    demo_db: GraphDB, rambling: FakeOpenAI
+) -> None:
+    # With a response_format (LLM_JSON_MODE=json_object, the setting for local servers) the
+    # OpenAI client raises LengthFinishReasonError on a reply cut at the cap instead of
+    # returning it; a playground question then failed as "couldn't reach the language model".
+    llms = make_llms(
+        api_key=None, base_url=rambling.base_url, model="big", fast_model="small",
+        timeout_s=10, max_retries=0,
+    )  # fmt: skip
+    assert llms is not None
+    config = AgentConfig(json_mode="json_object")
+    result = Agent(demo_db, llms, InMemoryExampleStore(), config).run(QUESTION)
+    assert result.outcome == "answered", result.answer
+    assert result.llm_steps == ["guard", "guard:repair", "generate", "correct", "evaluate"]
+    guard = rambling.requests[0]
+    assert guard.get("response_format") == {"type": "json_object"}
+    assert result.prompt_tokens > 0
