@@ -3,6 +3,7 @@ pattern that holds one, and the entries of node patterns' property maps."""
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable
 from dataclasses import dataclass
 
@@ -24,6 +25,8 @@ class _Site:
     prop: str
     wrapped: bool
     in_map: bool
+    key: tuple[int, int] = (0, 0)
+    """Span of the property's name (the map key, or the name after `x.`)."""
 
 
 def literal_filters(cypher: str) -> list[tuple[str, str, str]]:
@@ -198,7 +201,8 @@ def _sites(tokens: list[Token]) -> list[_Site]:
                 literal, after, wrapped = found
                 start = tokens[i + 2].position
                 end = tokens[after - 1].end
-                sites.append(_Site(start, end, literal, stack[-1][1], tok.name, wrapped, True))
+                key = (tok.position, tok.end)
+                sites.append(_Site(start, end, literal, stack[-1][1], tok.name, wrapped, True, key))
         elif tok.is_punct("="):
             sites.extend(_comparison(tokens, i, bindings))
     return sites
@@ -226,7 +230,8 @@ def _comparison(tokens: list[Token], eq: int, bindings: dict[str, str]) -> list[
         literal, after, wrapped = right
         var, prop = left_prop
         start, end = tokens[eq + 1].position, tokens[after - 1].end
-        return [_Site(start, end, literal, bindings.get(var), prop, wrapped, False)]
+        key = (tokens[eq - 1].position, tokens[eq - 1].end)
+        return [_Site(start, end, literal, bindings.get(var), prop, wrapped, False, key)]
     right_prop = _property_at(tokens, eq + 1)
     if right_prop is None:
         return []
@@ -236,7 +241,8 @@ def _comparison(tokens: list[Token], eq: int, bindings: dict[str, str]) -> list[
             literal, _after, wrapped = found
             var, prop = right_prop
             start, end = tokens[eq - back].position, tokens[eq - 1].end
-            return [_Site(start, end, literal, bindings.get(var), prop, wrapped, False)]
+            key = (tokens[eq + 3].position, tokens[eq + 3].end)
+            return [_Site(start, end, literal, bindings.get(var), prop, wrapped, False, key)]
     return []
 
 
@@ -255,6 +261,29 @@ def with_literal(cypher: str, label: str, prop: str, value: str, new: str) -> st
     for site in sorted(sites, key=lambda s: s.start, reverse=True):
         cypher = cypher[: site.start] + quoted + cypher[site.end :]
     return cypher
+
+
+def with_property(cypher: str, label: str, prop: str, value: str, new: str) -> str | None:
+    """`cypher` with each equality of `label`.`prop` on the string `value` comparing `new`
+    (another property of the same node) instead; None when there is none."""
+    sites = [
+        site
+        for site in _sites(tokenize(cypher))
+        if site.label == label and site.prop == prop and site.literal.value == value
+    ]
+    if not sites:
+        return None
+    for site in sorted(sites, key=lambda s: s.key[0], reverse=True):
+        start, end = site.key
+        cypher = cypher[:start] + quote_name_if_needed(new) + cypher[end:]
+    return cypher
+
+
+def quote_name_if_needed(name: str) -> str:
+    """A name as Cypher needs it written: bare when it is a plain identifier."""
+    if re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*", name):
+        return name
+    return "`" + name.replace("`", "``") + "`"
 
 
 def filtered_node(cypher: str, label: str, prop: str, value: str) -> tuple[int, int, str] | None:

@@ -7,8 +7,7 @@ import re
 from collections.abc import Callable, Iterable
 
 from graph_agent.graphdb.protocol import GraphSchema, LabelInfo
-from graph_agent.graphdb.schema import quote_name
-from graph_agent.lint import MapEntry, node_map_entries, without_entries
+from graph_agent.lint import MapEntry, node_map_entries, quote_name_if_needed, without_entries
 from graph_agent.schema_check import check_schema, has_property, neighbours_with
 from graph_agent.statement import Item, Statement, fresh_variable, top_level_clauses
 from guardrails import (
@@ -342,8 +341,7 @@ def respelled_names(cypher: str, schema: GraphSchema) -> tuple[str, str] | None:
         return None
     out = cypher
     for tok, new in sorted(edits, key=lambda e: -e[0].position):
-        name = new if re.fullmatch(r"[A-Za-z_]\w*", new) else quote_name(new)
-        out = f"{out[: tok.position]}{name}{out[tok.end :]}"
+        out = f"{out[: tok.position]}{quote_name_if_needed(new)}{out[tok.end :]}"
     changed = dict.fromkeys(f"{tok.name} → {new}" for tok, new in edits)
     return out, ", ".join(changed)
 

@@ -15,7 +15,7 @@ import re
 from graph_agent.graphdb.errors import GraphError
 from graph_agent.graphdb.lookup import MIN_SCORE, similarity
 from graph_agent.graphdb.schema import quote_name
-from graph_agent.lint import filtered_node, literal_filters, with_literal
+from graph_agent.lint import filtered_node, literal_filters, with_literal, with_property
 from graph_agent.question_fit import counted_label_feedback
 from graph_agent.repair.probes import Prober, matches_something
 from graph_agent.repair.rule import Case, Fix, Kind, Phase, Trigger, rule
@@ -93,6 +93,66 @@ def _completes(value: str, stored: str) -> bool:
     return bool(words) and any(
         held[i : i + len(words)] == words for i in range(len(held) - len(words) + 1)
     )
+
+
+@rule("value-property", E, Trigger.EMPTY_RESULT, Kind.REWRITE)
+async def value_property(case: Case) -> Fix | None:
+    """No rows: `WHERE r.rack = 'DC1-RCK-2-1'` for "What operating systems do the machines in
+    rack DC1-RCK-2-1 run?" (a playground trial on the network graph), where `rack` is the
+    rack's number and 'DC1-RCK-2-1' its name; or `(a:Airport {descr: 'LHR'})` where LHR is
+    the airport's code. When the filtered property does not hold the literal and exactly one
+    other string property of the same label does, the filter takes that property and the
+    statement is read again: its rows answer, and it is the statement shown. Not in a
+    restricted channel (the reads would bypass its row redaction)."""
+    if case.ctx.policy is not None:
+        return None
+    max_rows = case.ctx.config.max_rows
+    for label, prop, value in literal_filters(case.cypher)[:MAX_LITERAL_CHECKS]:
+        info = case.ctx.schema.label(label)
+        if info is None or not value.strip() or await _holds(case.probe, label, prop, value):
+            continue
+        others = [p.name for p in info.properties if p.name != prop and "STRING" in p.types]
+        holding = [
+            other
+            for other in others[:MAX_PROPERTY_CHECKS]
+            if await _holds(case.probe, label, other, value)
+        ]
+        fixed = (
+            with_property(case.cypher, label, prop, value, holding[0])
+            if len(holding) == 1
+            else None
+        )
+        if fixed is None:
+            continue
+        try:
+            rows = await case.probe.rows(fixed, None, max_rows + 1)
+        except GraphError:
+            logger.debug("the read on the other property failed", exc_info=True)
+            continue
+        if not rows or (len(rows) == 1 and all(v in (0, None) for v in rows[0])):
+            continue
+        detail = (
+            f"{label}.{prop} {literal(value)} → {label}.{holding[0]}, the property that holds it"
+        )
+        update = {"rows": [list(r) for r in rows[:max_rows]], "truncated": len(rows) > max_rows}
+        return Fix(detail, cypher=fixed, update=update)
+    return None
+
+
+MAX_PROPERTY_CHECKS = 8
+"""Other string properties of a label looked at for one literal (one one-row read each)."""
+
+
+async def _holds(prober: Prober, label: str, prop: str, value: str) -> bool:
+    """Whether some `label` node has `prop` equal to `value` (a failed read: no)."""
+    statement = (
+        f"MATCH (n:{quote_name(label)}) WHERE n.{quote_name(prop)} = $value RETURN 1 LIMIT 1"
+    )
+    try:
+        return bool(await prober.rows(statement, {"value": value}, 1))
+    except GraphError:
+        logger.debug("a probe failed", exc_info=True)
+        return False
 
 
 @rule("value-chosen", E, Trigger.EMPTY_RESULT, Kind.REWRITE, once=VALUE)

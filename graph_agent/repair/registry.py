@@ -16,8 +16,10 @@
 | validate | engine_error    | rewrite | bind-unbound-variable, with-alias (each EXPLAINed  |
 |          |                 |         | again)                                             |
 | execute  | empty_result    | rewrite | value-completed (the one stored value that         |
-|          |                 |         | completes the literal; read again), value-chosen   |
-|          |                 |         | (the model picks a stored value; read again)       |
+|          |                 |         | completes the literal; read again),                |
+|          |                 |         | value-property (another property of the node holds |
+|          |                 |         | it; read again), value-chosen (the model picks a   |
+|          |                 |         | stored value; read again)                          |
 | execute  | empty_result    | hint    | value-next-door, stored-values (one of these two   |
 |          |                 |         | and value-chosen per question)                     |
 | execute  | rows            | hint    | counted-label (once per question)                  |
@@ -44,7 +46,14 @@ the rules removed there, and why, are listed on that page too), with these still
   statements the model sent back unchanged on its second attempt: not-equal-operator,
   string-alias, relationship-road, relationship-property, name-property, with-alias,
   name-parts (a last name returned alone, on every dev run of one question); and
-  value-completed (a dev literal, 'Elastic', that the one stored 'Elasticsearch' completes).
+  value-completed (a dev literal, 'Elastic', that the one stored 'Elasticsearch' completes);
+- the tenth session's (docs/eval.md, "Choosing a stored value, and four statement repairs"):
+  value-chosen (the two dev items stored-values never turned right, 'Drinks' and 'ISL', both
+  right once the model only picks a number), name-spelling (`[:ORDER]`, a dev statement),
+  number-comparison (`{runways: 5}` for "five or more", a dev statement on every run), and,
+  from a playground trial on the dev-only network graph, relationship-word ("the most
+  versions" counted over DEPENDS_ON), distinct-rows (one application listed five times) and
+  value-property (a rack's name compared with its number).
 
 A new rule: write it in the module of its phase (`validate_rules`, `execute_rules`,
 `answer_rules`; a first rule for the correct step starts `correct_rules` and its trigger) with the `rule` decorator (a docstring that
@@ -86,6 +95,7 @@ RULES: tuple[Rule, ...] = (
     v.bind_unbound,
     v.with_alias,
     e.value_completed,
+    e.value_property,
     e.value_chosen,
     e.value_next_door,
     e.stored_values,

@@ -214,19 +214,27 @@ def relationship_by_word(cypher: str, schema: GraphSchema, question: str) -> tup
     `(s:Software)-[:DEPENDS_ON]->(v:Version)` for "Which software has the most versions?"
     where software also has `-[:VERSION]->` versions: of the types the schema has from the
     one label to the other in the written direction, the one whose name the question says is
-    used, when the written type's name is not said and exactly one other type's is."""
+    used, when the written type's name is not said, exactly one other type's is, and the
+    statement does not use that one already (then this hop is another step of the path)."""
     said = {stem(w) for w in content_words(question)}
     if not said:
         return None
     tokens = tokenize(cypher)
-    for hop in _hops(tokens, referenced_names(cypher)):
+    names = referenced_names(cypher)
+    for hop in _hops(tokens, names):
         if hop.left is None or hop.right is None:
             continue
         start, end = (hop.left, hop.right) if hop.points_right else (hop.right, hop.left)
         types = {r.type for r in schema.relationships if (r.start, r.end) == (start, end)}
         if hop.rel_type not in types or said & _stems(hop.rel_type):
             continue
-        named = [t for t in sorted(types - {hop.rel_type}) if said & _stems(t)]
+        # A type the statement uses already has the question's word (software that depends
+        # on a version, reached `<-[:VERSION]-` from postgres): this hop is another one.
+        named = [
+            t
+            for t in sorted(types - {hop.rel_type})
+            if said & _stems(t) and t not in names.rel_types
+        ]
         if len(named) != 1:
             continue
         at = tokens[hop.colon_at + 1]

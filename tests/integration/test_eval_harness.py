@@ -25,10 +25,11 @@ from tests.support.fake_openai import Failure, FakeOpenAI
 
 DEMO_EVAL = Path(__file__).resolve().parents[2] / "evals" / "demo.yaml"
 ITEMS = load_items(DEMO_EVAL)
-MISSPELT = "MATCH (s:Sevice) RETURN s.name AS name"
+UNKNOWN_LABEL = "MATCH (s:Sprocket) RETURN s.name AS name"
 BROKEN = "MATCH (s:Service RETURN s.name AS name"
-"""What the fake writes first for every fifth answerable question: a misspelt label (runs,
-finds nothing) or a syntax error, alternately. The full loop's checks catch both and
+"""What the fake writes first for every fifth answerable question: a label the graph lacks
+(runs, finds nothing; no misspelling of one it has, which `name-spelling` would put right)
+or a syntax error, alternately. The full loop's checks catch both and
 correct them; the single-shot baseline runs them as they are."""
 NAIVE = "MATCH (p:Person) RETURN p.name AS person LIMIT 3"
 """What the fake writes for an out-of-scope question when nothing stopped it earlier."""
@@ -45,7 +46,7 @@ class TableModel:
         self.gold = {item.question: item.gold_cypher for item in items if item.gold_cypher}
         self.refusals = {item.question for item in items if item.expected == "refusal"}
         answerable = [item.question for item in items if item.gold_cypher]
-        self.flawed = {q: MISSPELT if n % 2 else BROKEN for n, q in enumerate(answerable[::5])}
+        self.flawed = {q: UNKNOWN_LABEL if n % 2 else BROKEN for n, q in enumerate(answerable[::5])}
         # A graph tool follow-up is rewritten as a good model would: its pronoun replaced by
         # the name the turn before it was about.
         by_id = {item.id: item for item in items}

@@ -142,6 +142,15 @@ CASES = [
         ["number-comparison"],
     ),
     (
+        "network",
+        "What operating systems do the machines in rack DC1-RCK-2-1 run?",
+        "MATCH (m:Machine)-[:RUNS]->(os:OS), (m)<-[:HOLDS]-(r:Rack) "
+        "WHERE r.rack = 'DC1-RCK-2-1' RETURN DISTINCT os.name AS name ORDER BY name",
+        "MATCH (:Rack {name: 'DC1-RCK-2-1'})-[:HOLDS]->(:Machine)-[:RUNS]->(os:OS) "
+        "RETURN DISTINCT os.name",
+        ["value-property"],
+    ),
+    (
         "demo",
         "Who has been with the company the longest?",
         "MATCH (p:Person) RETURN p.name AS person, p.start_date AS start "
