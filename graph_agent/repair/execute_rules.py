@@ -11,6 +11,8 @@ from __future__ import annotations
 import json
 import logging
 import re
+from collections.abc import AsyncIterator
+from typing import Any
 
 from graph_agent.graphdb.errors import GraphError
 from graph_agent.graphdb.lookup import MIN_SCORE, similarity
@@ -54,31 +56,15 @@ async def value_completed(case: Case) -> Fix | None:
     its row redaction)."""
     if case.ctx.policy is not None:
         return None
-    max_rows = case.ctx.config.max_rows
-    for label, prop, value in literal_filters(case.cypher)[:MAX_LITERAL_CHECKS]:
-        info = case.ctx.schema.label(label)
-        own = next((p for p in info.properties if p.name == prop), None) if info else None
-        if own is None or "STRING" not in own.types or len(value.strip()) < 3:
-            continue
-        stored = await _distinct_values(case.probe, label, prop)
-        if not stored or value.casefold() in {v.casefold() for v in stored}:
-            continue
+    async for label, prop, value, stored in _unstored_strings(case, min_chars=3):
         longer = [v for v in stored if _completes(value, v)]
         fixed = (
             with_literal(case.cypher, label, prop, value, longer[0]) if len(longer) == 1 else None
         )
-        if fixed is None:
-            continue
-        try:
-            rows = await case.probe.rows(fixed, None, max_rows + 1)
-        except GraphError:
-            logger.debug("the completed read failed", exc_info=True)
-            continue
-        if not rows or (len(rows) == 1 and all(v in (0, None) for v in rows[0])):
+        if fixed is None or (kept := await _read_again(case, fixed)) is None:
             continue
         detail = f"{label}.{prop} {literal(value)} → {literal(longer[0])}, the one stored value that completes it"
-        update = {"rows": [list(r) for r in rows[:max_rows]], "truncated": len(rows) > max_rows}
-        return Fix(detail, cypher=fixed, update=update)
+        return Fix(detail, cypher=fixed, update=kept)
     return None
 
 
@@ -106,7 +92,6 @@ async def value_property(case: Case) -> Fix | None:
     restricted channel (the reads would bypass its row redaction)."""
     if case.ctx.policy is not None:
         return None
-    max_rows = case.ctx.config.max_rows
     for label, prop, value in literal_filters(case.cypher)[:MAX_LITERAL_CHECKS]:
         info = case.ctx.schema.label(label)
         if info is None or not value.strip() or await _holds(case.probe, label, prop, value):
@@ -122,20 +107,12 @@ async def value_property(case: Case) -> Fix | None:
             if len(holding) == 1
             else None
         )
-        if fixed is None:
-            continue
-        try:
-            rows = await case.probe.rows(fixed, None, max_rows + 1)
-        except GraphError:
-            logger.debug("the read on the other property failed", exc_info=True)
-            continue
-        if not rows or (len(rows) == 1 and all(v in (0, None) for v in rows[0])):
+        if fixed is None or (kept := await _read_again(case, fixed)) is None:
             continue
         detail = (
             f"{label}.{prop} {literal(value)} → {label}.{holding[0]}, the property that holds it"
         )
-        update = {"rows": [list(r) for r in rows[:max_rows]], "truncated": len(rows) > max_rows}
-        return Fix(detail, cypher=fixed, update=update)
+        return Fix(detail, cypher=fixed, update=kept)
     return None
 
 
@@ -160,8 +137,10 @@ async def value_chosen(case: Case) -> Fix | None:
     """No rows: `c.categoryName = 'Drinks'` for "Which drinks do we sell?" where the
     categories are 'Beverages', 'Condiments', …, or `{code: 'ISL'}` where Iceland's code is
     stored as 'IS'. Given those values in a correction note, the small model sent its statement
-    back unchanged on most dev runs; asked the one question "which of these does the question
-    mean by 'Drinks'?" (one short call to the fast model), it picks. The values offered are
+    back unchanged on most dev runs; asked only "which of these numbered values does the
+    question mean by 'Drinks'?" and then "does the user mean 'Beverages'?" (two short calls to
+    the fast model, `repair/choices.py`), it picks, and turns down a pick when none is meant.
+    The values offered are
     stored-values' (all of them when few, else the close ones; none for a name the user
     capitalises that nothing is close to); a picked value takes the literal's place and the
     statement is read again: its rows answer, and it is the statement shown. "None of them"
@@ -170,17 +149,7 @@ async def value_chosen(case: Case) -> Fix | None:
     values and the reads would bypass its redaction)."""
     if case.ctx.policy is not None:
         return None
-    hinted = {held.casefold() for _label, _prop, held in case.hints}
-    for label, prop, value in literal_filters(case.cypher)[:MAX_LITERAL_CHECKS]:
-        info = case.ctx.schema.label(label)
-        own = next((p for p in info.properties if p.name == prop), None) if info else None
-        if own is None or "STRING" not in own.types or not value.strip():
-            continue
-        if value.casefold() in hinted:
-            continue
-        stored = await _distinct_values(case.probe, label, prop)
-        if stored is None or value.casefold() in {v.casefold() for v in stored}:
-            continue
+    async for label, prop, value, stored in _unstored_strings(case, skip_hinted=True):
         offered = _offered(value, stored, case.question)
         if offered is None:
             continue
@@ -193,16 +162,9 @@ async def value_chosen(case: Case) -> Fix | None:
         fixed = with_literal(case.cypher, label, prop, value, picked)
         if fixed is None:
             continue
-        try:
-            rows = await case.probe.rows(fixed, None, case.ctx.config.max_rows + 1)
-        except GraphError:
-            logger.debug("the chosen value's read failed", exc_info=True)
-            return Fix(f"{label}.{prop} {literal(picked)} could not be read", update=spent)
         detail = f"{label}.{prop} {literal(value)} → {literal(picked)}, the stored value chosen"
-        if not rows or (len(rows) == 1 and all(v in (0, None) for v in rows[0])):
-            return Fix(detail + "; still nothing", update=spent)
-        max_rows = case.ctx.config.max_rows
-        kept = {"rows": [list(r) for r in rows[:max_rows]], "truncated": len(rows) > max_rows}
+        if (kept := await _read_again(case, fixed)) is None:
+            return Fix(detail + "; nothing read with it", update=spent)
         return Fix(detail, cypher=fixed, update=spent | kept)
     return None
 
@@ -238,17 +200,7 @@ async def stored_values(case: Case) -> Fix | None:
     channel (the values would bypass its row redaction)."""
     if case.attempts_left <= 0 or case.ctx.policy is not None:
         return None
-    hinted = {held.casefold() for _label, _prop, held in case.hints}
-    for label, prop, value in literal_filters(case.cypher)[:MAX_LITERAL_CHECKS]:
-        info = case.ctx.schema.label(label)
-        own = next((p for p in info.properties if p.name == prop), None) if info else None
-        if own is None or "STRING" not in own.types or not value.strip():
-            continue
-        if value.casefold() in hinted:
-            continue
-        stored = await _distinct_values(case.probe, label, prop)
-        if stored is None or value.casefold() in {v.casefold() for v in stored}:
-            continue
+    async for label, prop, value, stored in _unstored_strings(case, skip_hinted=True):
         text = _stored_values_text(label, prop, value, stored, case.question)
         if text is None:
             continue
@@ -350,6 +302,39 @@ async def _distinct_values(prober: Prober, label: str, prop: str) -> list[str] |
     if len(rows) > MAX_STORED_VALUES:
         return None
     return [r[0] for r in rows if r and isinstance(r[0], str)]
+
+
+async def _unstored_strings(
+    case: Case, *, min_chars: int = 1, skip_hinted: bool = False
+) -> AsyncIterator[tuple[str, str, str, list[str]]]:
+    """The statement's string filters (three at most) on a property of at most 200 values
+    that holds none of them (case aside): (label, property, literal, the stored values).
+    `skip_hinted`: not a literal a value hint holds (stored, elsewhere)."""
+    hinted = {held.casefold() for _label, _prop, held in case.hints} if skip_hinted else set()
+    for label, prop, value in literal_filters(case.cypher)[:MAX_LITERAL_CHECKS]:
+        info = case.ctx.schema.label(label)
+        own = next((p for p in info.properties if p.name == prop), None) if info else None
+        if own is None or "STRING" not in own.types or len(value.strip()) < min_chars:
+            continue
+        if value.casefold() in hinted:
+            continue
+        stored = await _distinct_values(case.probe, label, prop)
+        if stored and value.casefold() not in {v.casefold() for v in stored}:
+            yield label, prop, value, stored
+
+
+async def _read_again(case: Case, statement: str) -> dict[str, Any] | None:
+    """A rewritten statement's rows as the execute step keeps them (`rows`, `truncated`), or
+    None when the read fails or finds nothing (no rows, or an aggregate's 0/null)."""
+    max_rows = case.ctx.config.max_rows
+    try:
+        rows = await case.probe.rows(statement, None, max_rows + 1)
+    except GraphError:
+        logger.debug("the rewritten statement's read failed", exc_info=True)
+        return None
+    if not rows or (len(rows) == 1 and all(v in (0, None) for v in rows[0])):
+        return None
+    return {"rows": [list(r) for r in rows[:max_rows]], "truncated": len(rows) > max_rows}
 
 
 def _offered(value: str, stored: list[str], question: str) -> tuple[list[str], bool] | None:

@@ -142,6 +142,15 @@ class Rambler:
         return evaluation_reply(answer="Three teams.")
 
 
+def _llms(server: FakeOpenAI) -> LLMs:
+    llms = make_llms(
+        api_key=None, base_url=server.base_url, model="big", fast_model="small",
+        timeout_s=10, max_retries=0,
+    )  # fmt: skip
+    assert llms is not None
+    return llms
+
+
 @pytest.fixture
 def rambling() -> Iterator[FakeOpenAI]:
     with FakeOpenAI(respond=Rambler()).running() as server:
@@ -151,11 +160,7 @@ def rambling() -> Iterator[FakeOpenAI]:
 def test_runaway_replies_over_http_are_cut_and_recovered(
     demo_db: GraphDB, rambling: FakeOpenAI
 ) -> None:
-    llms = make_llms(
-        api_key=None, base_url=rambling.base_url, model="big", fast_model="small",
-        timeout_s=10, max_retries=0,
-    )  # fmt: skip
-    result = Agent(demo_db, llms, InMemoryExampleStore()).run(QUESTION)
+    result = Agent(demo_db, _llms(rambling), InMemoryExampleStore()).run(QUESTION)
     assert result.outcome == "answered", result.answer
     assert result.llm_steps == ["guard", "guard:repair", "generate", "correct", "evaluate"]
     assert [a.stage for a in result.attempts] == ["cut_off", "ok"]
@@ -169,13 +174,8 @@ def test_a_cut_off_json_reply_asked_as_json_object_is_repaired_too(
     # With a response_format (LLM_JSON_MODE=json_object, the setting for local servers) the
     # OpenAI client raises LengthFinishReasonError on a reply cut at the cap instead of
     # returning it; a playground question then failed as "couldn't reach the language model".
-    llms = make_llms(
-        api_key=None, base_url=rambling.base_url, model="big", fast_model="small",
-        timeout_s=10, max_retries=0,
-    )  # fmt: skip
-    assert llms is not None
     config = AgentConfig(json_mode="json_object")
-    result = Agent(demo_db, llms, InMemoryExampleStore(), config).run(QUESTION)
+    result = Agent(demo_db, _llms(rambling), InMemoryExampleStore(), config).run(QUESTION)
     assert result.outcome == "answered", result.answer
     assert result.llm_steps == ["guard", "guard:repair", "generate", "correct", "evaluate"]
     guard = rambling.requests[0]

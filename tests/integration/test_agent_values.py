@@ -15,6 +15,7 @@ from graph_agent.config import AgentConfig
 from graph_agent.examples import InMemoryExampleStore
 from graph_agent.graphdb import GraphDB
 from graph_agent.llm import LLMs
+from graph_agent.result import AgentResult
 from guardrails.cypher_policy import CypherPolicy
 from rig.scripted_llm import (
     ScriptedChatModel,
@@ -354,6 +355,22 @@ def test_a_word_in_everyday_english_gets_every_stored_value_to_choose_from(
     assert result.outcome == "answered" and result.rows
 
 
+def _ask_paymnts(
+    db: GraphDB, choice: list[Any], answer: str, **config: Any
+) -> tuple[AgentResult, ScriptedChatModel, Spy]:
+    """The Payments question written with 'Paymnts', value-chosen answered with `choice`."""
+    model = ScriptedChatModel(
+        replies=[
+            guard_reply(),
+            cypher_reply(TEAMS_SERVICES.format(team="Paymnts")),
+            *choice,
+            evaluation_reply(answer=answer),
+        ]
+    )
+    agent, spy = _agent(db, model, **config)
+    return agent.run(QUESTION), model, spy
+
+
 def choice_replies(value: str | None, *, meant: bool = True) -> list[Any]:
     """The model's two replies to value-chosen: the number of `value` in the list it was
     shown (0: none of them), then whether the user means it."""
@@ -373,16 +390,7 @@ def test_a_word_the_graph_spells_otherwise_is_chosen_from_the_stored_values_and_
     # model sent its statement back unchanged. Asked only which stored value it means, it
     # picks; the statement is read with it, on the last attempt too (no correction is spent).
     teams = sorted(r[0] for r in demo_db.run_read("MATCH (t:Team) RETURN t.name").rows)
-    model = ScriptedChatModel(
-        replies=[
-            guard_reply(),
-            cypher_reply(TEAMS_SERVICES.format(team="Paymnts")),
-            *choice_replies("Payments"),
-            evaluation_reply(answer="ok"),
-        ]
-    )
-    agent, _spy = _agent(demo_db, model, max_attempts=1)
-    result = agent.run(QUESTION)
+    result, model, _spy = _ask_paymnts(demo_db, choice_replies("Payments"), "ok", max_attempts=1)
     gold = demo_db.run_read(GOLD, timeout_s=30, max_rows=100).rows
     asked = model.prompts[2]
     assert "The word: 'Paymnts' (a Team's name)" in asked and all(
@@ -397,16 +405,9 @@ def test_a_word_the_graph_spells_otherwise_is_chosen_from_the_stored_values_and_
 
 def test_none_of_the_stored_values_is_the_answer_that_nothing_matches(demo_db: GraphDB) -> None:
     # "None of them": no correction is spent and no note follows; the empty result stands.
-    model = ScriptedChatModel(
-        replies=[
-            guard_reply(),
-            cypher_reply(TEAMS_SERVICES.format(team="Paymnts")),
-            *choice_replies(None),
-            evaluation_reply(answer="Nothing in the graph matches."),
-        ]
+    result, _model, _spy = _ask_paymnts(
+        demo_db, choice_replies(None), "Nothing in the graph matches."
     )
-    agent, _spy = _agent(demo_db, model)
-    result = agent.run(QUESTION)
     assert result.outcome == "no_data" and [a.stage for a in result.attempts] == ["ok"]
     assert [f.rule for f in result.rules_fired] == ["value-chosen"] and not result.rows
 
@@ -414,16 +415,9 @@ def test_none_of_the_stored_values_is_the_answer_that_nothing_matches(demo_db: G
 def test_a_pick_the_model_then_says_is_not_meant_is_no_choice(demo_db: GraphDB) -> None:
     # A small model picks some value even when none is meant; asked whether the user means
     # its pick, it says no, and the literal stays.
-    model = ScriptedChatModel(
-        replies=[
-            guard_reply(),
-            cypher_reply(TEAMS_SERVICES.format(team="Paymnts")),
-            *choice_replies("Payments", meant=False),
-            evaluation_reply(answer="Nothing in the graph matches."),
-        ]
+    result, model, spy = _ask_paymnts(
+        demo_db, choice_replies("Payments", meant=False), "Nothing in the graph matches."
     )
-    agent, spy = _agent(demo_db, model)
-    result = agent.run(QUESTION)
     assert "do they mean 'Payments'?" in model.prompts[3]
     assert not any("'Payments'" in ran for ran in spy.ran)
     assert result.outcome == "no_data" and "'Paymnts'" in (result.cypher or "")
