@@ -100,9 +100,9 @@ async def run_statement(ctx: Context, state: AgentState, checked: str) -> Update
     if nothing and (done := await rules.first(Trigger.EMPTY_RESULT, Kind.REWRITE)) is not None:
         spent = {"llm_calls": list(done.update.get("llm_calls", []))}
         if done.cypher is not None:
-            # The statement read again with its filter's value completed or chosen
-            # (value-completed, value-chosen; never in a restricted channel): its rows, and
-            # it is the statement shown.
+            # The statement read again with its filter's value completed, on the property
+            # that holds it, or chosen (value-completed, value-property, value-chosen; never
+            # in a restricted channel): its rows, and it is the statement shown.
             cypher = done.cypher
             rows = redact_rows(result.columns, done.update["rows"], ctx.policy).rows
             truncated, nothing = bool(done.update.get("truncated")), False
