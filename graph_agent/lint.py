@@ -3,10 +3,10 @@ pattern that holds one, and the entries of node patterns' property maps."""
 
 from __future__ import annotations
 
-import re
 from collections.abc import Callable
 from dataclasses import dataclass
 
+from graph_agent.graphdb.schema import quote_name_if_needed
 from guardrails import Token, enclosing, matching_close, split_top_level, tokenize
 
 _CASE_FUNCTIONS = frozenset({"TOLOWER", "TOUPPER", "LOWER", "UPPER"})
@@ -277,13 +277,6 @@ def with_property(cypher: str, label: str, prop: str, value: str, new: str) -> s
         start, end = site.key
         cypher = cypher[:start] + quote_name_if_needed(new) + cypher[end:]
     return cypher
-
-
-def quote_name_if_needed(name: str) -> str:
-    """A name as Cypher needs it written: bare when it is a plain identifier."""
-    if re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*", name):
-        return name
-    return "`" + name.replace("`", "``") + "`"
 
 
 def filtered_node(cypher: str, label: str, prop: str, value: str) -> tuple[int, int, str] | None:

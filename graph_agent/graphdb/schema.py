@@ -6,6 +6,7 @@ import datetime as dt
 import functools
 import hashlib
 import logging
+import re
 from collections import Counter, defaultdict
 from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
 from typing import Any
@@ -28,6 +29,12 @@ _PATTERN_PROBE = 200
 def quote_name(name: str) -> str:
     """Backtick-quote a label, type or property name for Cypher."""
     return "`" + name.replace("`", "``") + "`"
+
+
+def quote_name_if_needed(name: str) -> str:
+    """A name as a person would write it in Cypher: bare when it is a plain identifier,
+    backtick-quoted otherwise (a statement the model wrote keeps its look)."""
+    return name if re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*", name) else quote_name(name)
 
 
 def type_name(value: Any) -> str:

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from typing import Any
 
 from langgraph.runtime import Runtime
 
@@ -20,6 +19,7 @@ from graph_agent.graphdb.errors import (
 )
 from graph_agent.nodes.common import Update, attempt_failed, step
 from graph_agent.repair import Case, Kind, Runner, Trigger
+from graph_agent.repair.probes import nothing_found
 from graph_agent.repair.validate_rules import COSTLY_READ_HINT
 from graph_agent.result import Stage
 from graph_agent.state import AgentState
@@ -95,7 +95,7 @@ async def run_statement(ctx: Context, state: AgentState, checked: str) -> Update
         )
     )
     rows, truncated = visible.rows, result.truncated
-    nothing = _nothing_found(rows)
+    nothing = nothing_found(rows)
     spent: Update = {}
     if nothing and (done := await rules.first(Trigger.EMPTY_RESULT, Kind.REWRITE)) is not None:
         spent = {"llm_calls": list(done.update.get("llm_calls", []))}
@@ -137,14 +137,3 @@ async def run_statement(ctx: Context, state: AgentState, checked: str) -> Update
 
 READ_GRACE_S = 1.5
 """How long past its timeout a read may take before the question stops waiting for it."""
-
-
-def _nothing_found(rows: list[list[Any]]) -> bool:
-    """No rows, or the one row an aggregate gives over no match (`count(m)` → 0, `sum` → null):
-    `t.type = 'xs-1/1/1'` where that is a Type's name answered "0" in a real playground
-    follow-up, and the value checks never looked because a row came back."""
-    if not rows:
-        return True
-    return len(rows) == 1 and all(
-        value is None or (value == 0 and not isinstance(value, bool)) for value in rows[0]
-    )

@@ -13,12 +13,13 @@ import re
 from graph_agent.lint import node_map_entries, without_entries
 from graph_agent.statement import Statement
 
-_WORDS = (
+NUMBER_WORDS = (
     "zero", "one", "two", "three", "four", "five", "six", "seven", "eight", "nine", "ten",
     "eleven", "twelve", "thirteen", "fourteen", "fifteen", "sixteen", "seventeen", "eighteen",
     "nineteen", "twenty",
 )  # fmt: skip
-_N = r"(\d{1,3}(?:,\d{3})+(?:\.\d+)?|\d+(?:\.\d+)?|" + "|".join(_WORDS) + r")"
+"""Whole numbers a question may write in words (index = value)."""
+_N = r"(\d{1,3}(?:,\d{3})+(?:\.\d+)?|\d+(?:\.\d+)?|" + "|".join(NUMBER_WORDS) + r")"
 _MORE = r"(?:more|greater|higher|larger|longer|bigger|taller|heavier|older|later)"
 _LESS = r"(?:fewer|less|lower|smaller|shorter|lighter|younger|earlier)"
 _BOUNDS = [
@@ -42,7 +43,9 @@ def question_bounds(question: str) -> dict[str, str]:
     for pattern, op in _BOUNDS:
         for match in pattern.finditer(text):
             word = match.group(1)
-            number = str(_WORDS.index(word)) if word in _WORDS else word.replace(",", "")
+            number = (
+                str(NUMBER_WORDS.index(word)) if word in NUMBER_WORDS else word.replace(",", "")
+            )
             found.setdefault(number, set()).add(op)
     return {number: ops.pop() for number, ops in found.items() if len(ops) == 1}
 

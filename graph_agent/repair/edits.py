@@ -7,7 +7,8 @@ import re
 from collections.abc import Callable, Iterable
 
 from graph_agent.graphdb.protocol import GraphSchema, LabelInfo
-from graph_agent.lint import MapEntry, node_map_entries, quote_name_if_needed, without_entries
+from graph_agent.graphdb.schema import quote_name_if_needed
+from graph_agent.lint import MapEntry, node_map_entries, without_entries
 from graph_agent.schema_check import check_schema, has_property, neighbours_with
 from graph_agent.statement import Item, Statement, fresh_variable, top_level_clauses
 from guardrails import (

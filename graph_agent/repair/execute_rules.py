@@ -11,7 +11,7 @@ from __future__ import annotations
 import json
 import logging
 import re
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable
 from typing import Any
 
 from graph_agent.graphdb.errors import GraphError
@@ -19,7 +19,7 @@ from graph_agent.graphdb.lookup import MIN_SCORE, similarity
 from graph_agent.graphdb.schema import quote_name
 from graph_agent.lint import filtered_node, literal_filters, with_literal, with_property
 from graph_agent.question_fit import counted_label_feedback
-from graph_agent.repair.probes import Prober, matches_something
+from graph_agent.repair.probes import Prober, matches_something, nothing_found
 from graph_agent.repair.rule import Case, Fix, Kind, Phase, Trigger, rule
 from graph_agent.result import Stage
 from graph_agent.schema_examples import literal
@@ -323,16 +323,18 @@ async def _unstored_strings(
             yield label, prop, value, stored
 
 
-async def _read_again(case: Case, statement: str) -> dict[str, Any] | None:
+async def _read_again(
+    case: Case, statement: str, *, empty: Callable[[list[list[Any]]], bool] = nothing_found
+) -> dict[str, Any] | None:
     """A rewritten statement's rows as the execute step keeps them (`rows`, `truncated`), or
-    None when the read fails or finds nothing (no rows, or an aggregate's 0/null)."""
+    None when the read fails or finds nothing (`empty`: no rows, or an aggregate's 0/null)."""
     max_rows = case.ctx.config.max_rows
     try:
         rows = await case.probe.rows(statement, None, max_rows + 1)
     except GraphError:
         logger.debug("the rewritten statement's read failed", exc_info=True)
         return None
-    if not rows or (len(rows) == 1 and all(v in (0, None) for v in rows[0])):
+    if empty(rows):
         return None
     return {"rows": [list(r) for r in rows[:max_rows]], "truncated": len(rows) > max_rows}
 
@@ -427,18 +429,11 @@ async def distinct_rows(case: Case) -> Fix | None:
     statement = distinct_read(case.cypher)
     if statement is None:
         return None
-    max_rows = case.ctx.config.max_rows
-    try:
-        rows = await case.probe.rows(statement, None, max_rows + 1)
-    except GraphError:
-        logger.debug("the distinct read failed", exc_info=True)
+    kept = await _read_again(case, statement, empty=lambda rows: not rows)
+    if kept is None:
         return None
-    if not rows:
-        return None
-    detail = f"{len(case.rows)} rows with repeats → {min(len(rows), max_rows)} distinct"
-    rows_kept = [list(r) for r in rows[:max_rows]]
-    update = {"rows": rows_kept, "truncated": len(rows) > max_rows, "shown": True}
-    return Fix(detail, cypher=statement, update=update)
+    detail = f"{len(case.rows)} rows with repeats → {len(kept['rows'])} distinct"
+    return Fix(detail, cypher=statement, update=kept | {"shown": True})
 
 
 _WHICH = re.compile(r"\s*(which|what|who|whom|where|list|name|show)\b", re.IGNORECASE)

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+from collections.abc import Sequence
 from typing import Any, Protocol
 
 from graph_agent.graphdb.errors import GraphError
@@ -48,6 +49,17 @@ class GraphProber:
             max_rows=max_rows,
         )
         return [list(r) for r in result.rows]
+
+
+def nothing_found(rows: Sequence[Sequence[Any]]) -> bool:
+    """No rows, or the one row an aggregate gives over no match (`count(m)` → 0, `sum` → null):
+    `t.type = 'xs-1/1/1'` where that is a Type's name answered "0" in a real playground
+    follow-up, and the value checks never looked because a row came back."""
+    if not rows:
+        return True
+    return len(rows) == 1 and all(
+        value is None or (value == 0 and not isinstance(value, bool)) for value in rows[0]
+    )
 
 
 async def matches_something(prober: Prober, statement: str) -> bool:

@@ -11,7 +11,7 @@ from typing import Any
 from graph_agent.graphdb.schema import schema_vocabulary
 from graph_agent.lint import MapEntry, node_map_entries, without_entries
 from graph_agent.question_fit import any_depth_fix
-from graph_agent.repair.comparisons import comparison_fix
+from graph_agent.repair.comparisons import NUMBER_WORDS, comparison_fix
 from graph_agent.repair.edits import (
     aggregate_by_alias,
     bind_unbound_variable,
@@ -134,11 +134,6 @@ def map_as_value(case: Case) -> Fix | None:
 
 
 _SAME_KEY_MAP = re.compile(r"\{\s*(\w+)\s*:\s*(-?\d+(?:\.\d+)?|'[^'\n]*'|\"[^\"\n]*\")\s*\}")
-_NUMBER_WORDS = (
-    "zero", "one", "two", "three", "four", "five", "six", "seven", "eight", "nine", "ten",
-    "eleven", "twelve", "thirteen", "fourteen", "fifteen", "sixteen", "seventeen", "eighteen",
-    "nineteen", "twenty",
-)  # fmt: skip
 
 
 def _said(value: str, question: str) -> bool:
@@ -147,8 +142,8 @@ def _said(value: str, question: str) -> bool:
     text = question.casefold()
     if re.search(rf"(?<!\w){re.escape(value.casefold())}(?!\w)", text):
         return True
-    if value.isdigit() and int(value) < len(_NUMBER_WORDS):
-        return re.search(rf"\b{_NUMBER_WORDS[int(value)]}\b", text) is not None
+    if value.isdigit() and int(value) < len(NUMBER_WORDS):
+        return re.search(rf"\b{NUMBER_WORDS[int(value)]}\b", text) is not None
     return False
 
 
