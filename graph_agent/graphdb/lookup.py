@@ -223,6 +223,8 @@ class ValueCatalog:
     """Words held by at most DISTINCTIVE_MAX_VALUES values → those entries (built on first use)."""
     _words: list[Words] | None = field(default=None, init=False, repr=False)
     """Each entry's value tokenised, in entry order (built on first use)."""
+    _codes: dict[str, list[int]] | None = field(default=None, init=False, repr=False)
+    """Code-like values, case-folded → their entries (built on first use)."""
 
     @classmethod
     def build(cls, read: Read, schema: GraphSchema) -> ValueCatalog:
@@ -316,6 +318,22 @@ class ValueCatalog:
             hits.extend(self.entries[n] for n in found)
         return hits
 
+    def _code_hits(self, text: str) -> list[CatalogEntry]:
+        """Values the question writes out whole that are codes ('DC1-RCK-2-1', 'xs-1/1/1',
+        'SEV-2'): their parts are shared by many values (every rack and machine name starts
+        'DC1-RCK-'), so word similarity finds none of them, yet written whole they name one."""
+        if self._codes is None:
+            codes: dict[str, list[int]] = {}
+            for n, entry in enumerate(self.entries):
+                if is_code(entry.value):
+                    codes.setdefault(entry.value.casefold(), []).append(n)
+            self._codes = codes
+        hits: list[CatalogEntry] = []
+        for word in _CODE_WORD.findall(text):
+            word = word.rstrip(".")
+            hits.extend(self.entries[n] for n in self._codes.get(word.casefold(), []))
+        return hits
+
     def match(self, text: str, limit: int, search: Search | None = None) -> list[ValueMatch]:
         windows = [(window, Words.of(window)) for window in phrases(text)]
         if not windows:
@@ -346,6 +364,8 @@ class ValueCatalog:
         for entry in self._distinctive_hits(text):
             key = (entry.label, entry.canonical_property, entry.canonical)
             best[key] = max(best.get(key, 0.0), DISTINCTIVE_SCORE)
+        for entry in self._code_hits(text):
+            best[(entry.label, entry.canonical_property, entry.canonical)] = 1.0
         if search is not None and self.large:
             words = [w for w in dict.fromkeys(tokens(text)) if w not in _STOPWORDS and len(w) >= 3]
             for label, prop in self.large if words else []:
@@ -356,6 +376,20 @@ class ValueCatalog:
             ValueMatch(label=label, property=prop, value=value, score=round(score, 3))
             for (label, prop, value), score in ranked[:limit]
         ]
+
+
+_CODE_WORD = re.compile(r"[^\s,;:!?\"'()\[\]{}]+")
+"""A run of characters a code may hold (a question's words with their hyphens and slashes)."""
+
+
+def is_code(value: str) -> bool:
+    """A code rather than a name: one word of letters and digits joined by `-`, `_`, `/` or
+    `.`, with a digit in it ('DC1-RCK-2-1', 'xs-1/1/1', 'SEV-2'; not 'Jean-Luc', '2024')."""
+    return bool(
+        re.fullmatch(r"[A-Za-z0-9]+(?:[-_/.][A-Za-z0-9]+)+", value)
+        and re.search(r"\d", value)
+        and re.search(r"[A-Za-z]", value)
+    )
 
 
 def _prose_name(name: str) -> bool:

@@ -10,8 +10,9 @@ from __future__ import annotations
 
 import re
 
+from graph_agent.graphdb.schema import quote_name, quote_name_if_needed
 from graph_agent.lint import node_map_entries, without_entries
-from graph_agent.statement import Statement
+from graph_agent.statement import Item, Statement, is_aggregate_call
 
 NUMBER_WORDS = (
     "zero", "one", "two", "three", "four", "five", "six", "seven", "eight", "nine", "ten",
@@ -131,3 +132,162 @@ def _equalities(cypher: str, bounds: dict[str, str]) -> tuple[str, list[str]]:
             edits.append((tok.position, tok.end, op))
             changes.append(f"{tokens[i - 3].text}.{tokens[i - 1].text} = {after.text} → {op}")
     return statement.edited(edits), changes
+
+
+_BOUNDED_AGGREGATES = frozenset({"COUNT", "SUM", "AVG", "MIN", "MAX"})
+
+
+def aggregate_bound_fix(cypher: str, question: str) -> tuple[str, str] | None:
+    """ "Which racks hold more than 40 machines?" answered by `… RETURN r.name AS rack,
+    count(m) AS machines ORDER BY machines DESC LIMIT 5`: every rack is counted and none is
+    left out for the bound. When the question bounds one number, the statement never writes
+    it, and it computes one aggregate (count, sum, avg, min, max), the bound is put on that
+    aggregate: after its WITH (`WITH r, count(m) AS machines WHERE machines > 40`), or, from a
+    final RETURN, through a WITH of the same columns. A final LIMIT whose number the question
+    does not say goes (the question asks for every one that passes). None otherwise, and when
+    the sort reads something the columns do not hold."""
+    bounds = question_bounds(question)
+    if len(bounds) != 1:
+        return None
+    ((number, op),) = bounds.items()
+    statement = Statement(cypher)
+    tokens = statement.tokens
+    limits = {
+        i
+        for at in statement.clauses
+        if statement.keyword_at(at) in ("LIMIT", "SKIP")
+        for i in range(at, statement.clause_end(at))
+    }
+    if statement.has_union or any(
+        t.text == number for i, t in enumerate(tokens) if i not in limits
+    ):
+        return None
+    found = [
+        (at, item)
+        for at in statement.clauses
+        if statement.keyword_at(at) in ("WITH", "RETURN")
+        for item in statement.projection(at)
+        if any(
+            is_aggregate_call(tokens, i) and tokens[i].text.upper() in _BOUNDED_AGGREGATES
+            for i in range(item.first, item.end)
+        )
+    ]
+    if len(found) != 1:
+        return None
+    at, measured = found[0]
+    if len(statement.projection(at)) < 2:  # one total: nothing is grouped to leave out
+        return None
+    edits: list[tuple[int, int, str]] = []
+    if limit := _unasked_limit(statement, question, number):
+        edits.append(limit)
+    if statement.keyword_at(at) == "WITH":
+        after = statement.clause_end(at)
+        if measured.alias is None or (
+            after < len(tokens) and statement.keyword_at(after) in ("ORDER", "SKIP", "LIMIT")
+        ):
+            return None
+        condition = f"{quote_name_if_needed(measured.alias)} {op} {number}"
+        _add_to_where(statement, at, condition, edits)
+    else:
+        moved = _return_through_with(statement, at, measured, f"{op} {number}")
+        if moved is None:
+            return None
+        edits.extend(moved[0])
+        condition = moved[1]
+    detail = f"WHERE {condition} (the question bounds the {_what(statement, measured)})"
+    if limit:
+        detail += "; the LIMIT the question does not ask for dropped"
+    return statement.edited(edits), detail
+
+
+def _what(statement: Statement, item: Item) -> str:
+    """What the aggregate is called in words: count, sum, average, minimum, maximum."""
+    name = next(
+        t.text.lower()
+        for i, t in enumerate(statement.tokens[item.first : item.end], item.first)
+        if is_aggregate_call(statement.tokens, i)
+    )
+    words = {"avg": "average", "min": "minimum", "max": "maximum"}
+    return words.get(name, name)
+
+
+def _unasked_limit(statement: Statement, question: str, bound: str) -> tuple[int, int, str] | None:
+    """The edit that drops the final LIMIT (and its number) when the question does not say
+    the number, or says it only as the bound; None when there is none to drop."""
+    limit = statement.last("LIMIT")
+    if limit is None or limit < max(statement.clauses):
+        return None
+    written = statement.tokens[limit + 1 : statement.clause_end(limit)]
+    if len(written) != 1 or not written[0].text.isdigit():
+        return None
+    if written[0].text != bound and _said_number(written[0].text, question):
+        return None
+    start = statement.tokens[limit - 1].end if limit else statement.tokens[limit].position
+    return start, written[0].end, ""
+
+
+def _said_number(number: str, question: str) -> bool:
+    text = question.casefold()
+    if re.search(rf"(?<![\w.,]){re.escape(number)}(?![\w])", text):
+        return True
+    return (
+        int(number) < len(NUMBER_WORDS)
+        and re.search(rf"\b{NUMBER_WORDS[int(number)]}\b", text) is not None
+    )
+
+
+def _add_to_where(
+    statement: Statement, at: int, condition: str, edits: list[tuple[int, int, str]]
+) -> None:
+    """`condition` put in the WHERE after the clause at `at` (ANDed with the one there)."""
+    tokens = statement.tokens
+    end = statement.clause_end(at)
+    if end < len(tokens) and statement.keyword_at(end) == "WHERE":
+        first = tokens[end + 1].position
+        last = tokens[statement.clause_end(end) - 1].end
+        edits.extend([(first, first, f"{condition} AND ("), (last, last, ")")])
+    else:
+        last = tokens[end - 1].end
+        edits.append((last, last, f" WHERE {condition}"))
+
+
+def _return_through_with(
+    statement: Statement, at: int, measured: Item, bound: str
+) -> tuple[list[tuple[int, int, str]], str] | None:
+    """The edits that make the final RETURN at `at` a WITH of the same columns, filtered on
+    the measured item, followed by a RETURN of those columns; and the condition written."""
+    tokens = statement.tokens
+    items = statement.projection(at)
+    names: list[str] = []
+    by_source: dict[str, str] = {}
+    for item in items:
+        source = statement.source(item.first, item.end)
+        if item.alias is not None:
+            name = quote_name_if_needed(item.alias)
+        elif item.end - item.first == 1 and tokens[item.first].is_name:
+            name = source
+        else:
+            name = quote_name(source)
+        names.append(name)
+        by_source[source] = name
+    measured_name = names[items.index(measured)]
+    edits: list[tuple[int, int, str]] = [(tokens[at].position, tokens[at].end, "WITH")]
+    for item, name in zip(items, names, strict=True):
+        if item.alias is None and name != statement.source(item.first, item.end):
+            stop = tokens[item.end - 1].end
+            edits.append((stop, stop, f" AS {name}"))
+    end = statement.clause_end(at)
+    order = statement.last("ORDER")
+    if order is not None and order > at:
+        for key in statement.order_keys():
+            source = statement.source(key.first, key.end)
+            if source in by_source and source != by_source[source]:
+                edits.append(
+                    (tokens[key.first].position, tokens[key.end - 1].end, by_source[source])
+                )
+            elif source not in by_source and source not in names:
+                return None
+    condition = f"{measured_name} {bound}"
+    last = tokens[end - 1].end
+    edits.append((last, last, f" WHERE {condition} RETURN {', '.join(names)}"))
+    return edits, condition

@@ -12,11 +12,12 @@ import json
 import logging
 import re
 from collections.abc import AsyncIterator, Callable
+from dataclasses import dataclass, field
 from typing import Any
 
 from graph_agent.graphdb.errors import GraphError
 from graph_agent.graphdb.lookup import MIN_SCORE, similarity
-from graph_agent.graphdb.schema import quote_name
+from graph_agent.graphdb.schema import quote_name, quote_name_if_needed
 from graph_agent.lint import filtered_node, literal_filters, with_literal, with_property
 from graph_agent.question_fit import counted_label_feedback
 from graph_agent.repair.probes import Prober, matches_something, nothing_found
@@ -24,7 +25,7 @@ from graph_agent.repair.rule import Case, Fix, Kind, Phase, Trigger, rule
 from graph_agent.result import Stage
 from graph_agent.schema_examples import literal
 from graph_agent.state import UnconfirmedRows
-from graph_agent.statement import distinct_read
+from graph_agent.statement import Statement, distinct_read, fresh_variable
 from graph_agent.superlatives import TIE_ROWS, tie_read, tied_rows
 from graph_agent.words import article
 from guardrails import referenced_names, stem
@@ -169,6 +170,32 @@ async def value_chosen(case: Case) -> Fix | None:
     return None
 
 
+@rule("value-moved", E, Trigger.EMPTY_RESULT, Kind.REWRITE, once=VALUE)
+async def value_moved(case: Case) -> Fix | None:
+    """No rows: `(m:Machine {name: 'DC1-RCK-2-1'})` for "What operating systems do the
+    machines in rack DC1-RCK-2-1 run?" (a network trial question, now a dev item), where
+    'DC1-RCK-2-1' is a Rack's name and racks hold machines. When the value lookup places the
+    literal on a node next door, and of the statements with the filter moved there (every one
+    read, one row each) exactly one finds rows, that statement is read: its rows answer, and
+    it is the statement shown, with no correction spent. When several do, or none,
+    value-next-door's note gives them to the model. Not in a restricted channel (the reads
+    would bypass its row redaction)."""
+    if case.ctx.policy is not None:
+        return None
+    for label, prop, value in literal_filters(case.cypher)[:MAX_LITERAL_CHECKS]:
+        if case.ctx.schema.label(label) is None or not value.strip():
+            continue
+        found = await _next_door(case, label, prop, value)
+        if len(found.statements) != 1 or found.tried < len(found.patterns):
+            continue
+        ((pattern, statement),) = found.statements.items()
+        if (kept := await _read_again(case, statement)) is None:
+            continue
+        detail = f"{label}.{prop} {literal(value)} is {' and '.join(found.holders)}: {pattern}"
+        return Fix(detail, cypher=statement, update=kept)
+    return None
+
+
 @rule("value-next-door", E, Trigger.EMPTY_RESULT, Kind.HINT, once=VALUE)
 async def value_next_door(case: Case) -> Fix | None:
     """No rows: `(v:Version {name: 'Linux'})` where 'Linux' is an OS's name and OSes have
@@ -226,16 +253,31 @@ def counted_label(case: Case) -> Fix | None:
                update=update)  # fmt: skip
 
 
-async def _value_on_a_neighbour(case: Case, label: str, prop: str, value: str) -> str | None:
+@dataclass
+class _NextDoor:
+    """Where a literal no node of its label holds is held instead, next door."""
+
+    holders: list[str] = field(default_factory=list)
+    """"a Rack's name", … (each label and property that holds it)."""
+    patterns: list[str] = field(default_factory=list)
+    """The filtered node's pattern reaching each holder, one the statement does not use first."""
+    statements: dict[str, str] = field(default_factory=dict)
+    """Pattern → the statement with it, for the patterns whose statement finds a row."""
+    tried: int = 0
+    """How many of the patterns were read (at most MAX_NEXT_DOOR_READS)."""
+    same_node: str | None = None
+    """Why the value is the statement's own node's, when it is (filter that node instead)."""
+
+
+async def _next_door(case: Case, label: str, prop: str, value: str) -> _NextDoor:
     cypher, schema = case.cypher, case.ctx.schema
     names = referenced_names(cypher)
     used = names.rel_types
     span = filtered_node(cypher, label, prop, value)
     var = span[2] if span else ""
     here = f"({var}:{label})"
-    holders: list[str] = []
+    found_here = _NextDoor()
     links: list[tuple[bool, str]] = []
-    same_node: list[str] = []
     for h_label, h_prop, held in case.hints:
         if h_label == label or held.casefold() != value.casefold():
             continue
@@ -253,7 +295,7 @@ async def _value_on_a_neighbour(case: Case, label: str, prop: str, value: str) -
             # same project); only a relationship it does not use yet leads to another node.
             fresh = [f for f in found if not f[0]]
             if found and not fresh:
-                same_node.append(
+                found_here.same_node = found_here.same_node or (
                     f"{literal(held)} is {article(h_label)} {h_label}'s {h_prop}, and the "
                     f"statement already matches {own} ({h_label}): filter {own} on {h_prop} = "
                     f"{literal(held)} instead of the {label}"
@@ -261,29 +303,58 @@ async def _value_on_a_neighbour(case: Case, label: str, prop: str, value: str) -
                 continue
             found = fresh
         if found:
-            holders.append(f"{article(h_label)} {h_label}'s {h_prop}")
+            found_here.holders.append(f"{article(h_label)} {h_label}'s {h_prop}")
             links.extend(found)
-    if not links:
-        if same_node:
-            text = f"The query returned no rows: no {label} has {prop} {literal(value)}, but "
-            return text + same_node[0] + "."
-        return None
     # A relationship the statement does not use yet first: the one it uses led nowhere.
     patterns = list(dict.fromkeys(text for _used, text in sorted(links, key=lambda x: x[0])))
-    statements: dict[str, str] = {}
-    if span is not None:
-        start, end, _var = span
-        tried = {p: f"{cypher[:start]}{p}{cypher[end:]}" for p in patterns[:MAX_NEXT_DOOR_READS]}
+    found_here.patterns = patterns
+    if span is not None and patterns:
+        moved = {p: _moved(cypher, span, label, p[len(here) :]) for p in patterns}
+        tried = {p: s for p, s in list(moved.items())[:MAX_NEXT_DOOR_READS] if s is not None}
         matching = {p: s for p, s in tried.items() if await matches_something(case.probe, s)}
-        patterns = [*matching, *(p for p in patterns if p not in matching)]
-        statements = matching
+        found_here.patterns = [*matching, *(p for p in patterns if p not in matching)]
+        found_here.statements = matching
+        found_here.tried = len(tried)
+    return found_here
+
+
+def _moved(cypher: str, span: tuple[int, int, str], label: str, hop: str) -> str | None:
+    """The statement with the node at `span` unfiltered and reached through `hop` from the
+    node that holds the value, as one more pattern of its MATCH: `MATCH (m:Machine {name:
+    'R1'})-[:RUNS]->(os:OS)` → `MATCH (m:Machine)-[:RUNS]->(os:OS), (m)<-[:HOLDS]-(:Rack
+    {name: 'R1'})`, so the hops the statement had still start from the machine (a node nothing
+    goes on from takes the hop in place). None when the node is not in a MATCH."""
+    start, end, var = span
+    if not cypher[end:].lstrip().startswith(("-", "<")):
+        # Nothing goes on from the node: the hop is written right onto it.
+        return f"{cypher[:start]}({var}:{quote_name_if_needed(label)}){hop}{cypher[end:]}"
+    var = var or fresh_variable(label, referenced_names(cypher).variables)
+    name = quote_name_if_needed(var)
+    text = f"{cypher[:start]}({name}:{quote_name_if_needed(label)}){cypher[end:]}"
+    statement = Statement(text)
+    holding = next(
+        (c for c in reversed(statement.clauses) if statement.tokens[c].position <= start), None
+    )
+    if holding is None or statement.keyword_at(holding) not in ("MATCH", "OPTIONAL"):
+        return None
+    last = statement.tokens[statement.clause_end(holding) - 1].end
+    return f"{text[:last]}, ({name}){hop}{text[last:]}"
+
+
+async def _value_on_a_neighbour(case: Case, label: str, prop: str, value: str) -> str | None:
+    found = await _next_door(case, label, prop, value)
+    if not found.patterns:
+        if found.same_node:
+            text = f"The query returned no rows: no {label} has {prop} {literal(value)}, but "
+            return text + found.same_node + "."
+        return None
     text = (
         f"The query returned no rows: no {label} has {prop} {literal(value)}, but "
-        f"{literal(value)} is {' and '.join(dict.fromkeys(holders))}. Reach the {label} from "
-        f"that node: {' or '.join(patterns[:3])}"
+        f"{literal(value)} is {' and '.join(dict.fromkeys(found.holders))}. Reach the {label} "
+        f"from that node: {' or '.join(found.patterns[:3])}"
     )
-    if statements:
-        text += f", e.g. {statements[patterns[0]]}"
+    if found.statements:
+        text += f", e.g. {found.statements[found.patterns[0]]}"
     return " ".join(text.split()) + "."
 
 

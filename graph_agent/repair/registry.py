@@ -3,7 +3,8 @@
 | phase    | trigger         | kind    | rule                                               |
 |----------|-----------------|---------|----------------------------------------------------|
 | validate | statement       | rewrite | not-equal-operator, string-alias, missing-return,  |
-|          |                 |         | map-as-value, number-comparison, any-depth,        |
+|          |                 |         | map-as-value, number-comparison,                   |
+|          |                 |         | aggregate-bound, any-depth,                        |
 |          |                 |         | relationship-direction, relationship-word,         |
 |          |                 |         | which-names-the-thing,                             |
 |          |                 |         | name-parts, superlative-sort-direction,            |
@@ -19,9 +20,11 @@
 |          |                 |         | completes the literal; read again),                |
 |          |                 |         | value-property (another property of the node holds |
 |          |                 |         | it; read again), value-chosen (the model picks a   |
-|          |                 |         | stored value; read again)                          |
-| execute  | empty_result    | hint    | value-next-door, stored-values (one of these two   |
-|          |                 |         | and value-chosen per question)                     |
+|          |                 |         | stored value; read again), value-moved (the filter |
+|          |                 |         | moved to the one node next door that holds it;     |
+|          |                 |         | read again)                                        |
+| execute  | empty_result    | hint    | value-next-door, stored-values (one of these two,  |
+|          |                 |         | value-chosen and value-moved per question)         |
 | execute  | rows            | hint    | counted-label (once per question)                  |
 | execute  | rows            | rewrite | distinct-rows (a "which" list that repeats, read   |
 |          |                 |         | DISTINCT), ties-shown (the rows tied with a        |
@@ -53,7 +56,11 @@ the rules removed there, and why, are listed on that page too), with these still
   number-comparison (`{runways: 5}` for "five or more", a dev statement on every run), and,
   from a playground trial on the dev-only network graph, relationship-word ("the most
   versions" counted over DEPENDS_ON), distinct-rows (one application listed five times) and
-  value-property (a rack's name compared with its number).
+  value-property (a rack's name compared with its number);
+- the eleventh session's (docs/eval.md, "The trial's questions as dev items"), from the
+  network trial questions made dev items: aggregate-bound ("more than N <things>" with the
+  count never bounded) and value-moved (a rack's name on the machine: the one statement with
+  the filter next door that finds rows is read, where value-next-door only told the model).
 
 A new rule: write it in the module of its phase (`validate_rules`, `execute_rules`,
 `answer_rules`; a first rule for the correct step starts `correct_rules` and its trigger) with the `rule` decorator (a docstring that
@@ -78,6 +85,7 @@ RULES: tuple[Rule, ...] = (
     v.missing_return,
     v.map_as_value,
     v.number_comparison,
+    v.aggregate_bound,
     v.any_depth,
     v.relationship_direction,
     v.relationship_word,
@@ -97,6 +105,7 @@ RULES: tuple[Rule, ...] = (
     e.value_completed,
     e.value_property,
     e.value_chosen,
+    e.value_moved,
     e.value_next_door,
     e.stored_values,
     e.counted_label,

@@ -11,7 +11,7 @@ from typing import Any
 from graph_agent.graphdb.schema import schema_vocabulary
 from graph_agent.lint import MapEntry, node_map_entries, without_entries
 from graph_agent.question_fit import any_depth_fix
-from graph_agent.repair.comparisons import NUMBER_WORDS, comparison_fix
+from graph_agent.repair.comparisons import NUMBER_WORDS, aggregate_bound_fix, comparison_fix
 from graph_agent.repair.edits import (
     aggregate_by_alias,
     bind_unbound_variable,
@@ -156,6 +156,21 @@ def number_comparison(case: Case) -> Fix | None:
     WHERE (`WHERE a.runways >= 5`), `x.p = 5` becomes `x.p >= 5`. A number the question
     bounds two ways is left."""
     if fixed := comparison_fix(case.cypher, case.question):
+        return Fix(fixed[1], cypher=fixed[0])
+    return None
+
+
+@rule("aggregate-bound", V, S, Kind.REWRITE)
+def aggregate_bound(case: Case) -> Fix | None:
+    """ "Which machines run more than five applications?" (a playground question on the
+    network graph) answered by `WITH m, count(a) AS apps RETURN m.name, apps ORDER BY apps DESC
+    LIMIT 5`: every machine counted, five listed, none left out for the bound. When the
+    question bounds one number the statement never writes, and the statement computes one
+    aggregate beside what it groups by, the bound goes on that aggregate (`WITH m, count(a) AS
+    apps WHERE apps > 5`; a final `RETURN r.name AS rack, count(m) AS machines` becomes a WITH
+    of the same columns with the WHERE, then their RETURN). A final LIMIT the question does not
+    ask for goes with it."""
+    if fixed := aggregate_bound_fix(case.cypher, case.question):
         return Fix(fixed[1], cypher=fixed[0])
     return None
 

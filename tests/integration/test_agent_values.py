@@ -15,6 +15,7 @@ from graph_agent.config import AgentConfig
 from graph_agent.examples import InMemoryExampleStore
 from graph_agent.graphdb import GraphDB
 from graph_agent.llm import LLMs
+from graph_agent.repair import Phase
 from graph_agent.result import AgentResult
 from guardrails.cypher_policy import CypherPolicy
 from rig.scripted_llm import (
@@ -48,6 +49,9 @@ class Spy:
 
 NO_CHOICE = frozenset({"value-chosen"})
 """The stored-values note is the way when value-chosen is off (or no model answers it)."""
+NOTE_ONLY = frozenset({"value-moved"})
+"""value-next-door's note is the way when value-moved is off (or when several statements
+through the neighbour find rows, or none does)."""
 
 
 def _agent(db: GraphDB, model: ScriptedChatModel, **config: Any) -> tuple[Agent, Spy]:
@@ -86,7 +90,7 @@ def test_zero_rows_on_a_value_the_node_next_to_it_holds_name_the_relationship(
             evaluation_reply(answer="ok"),
         ]
     )
-    agent, _spy = _agent(demo_db, model)
+    agent, _spy = _agent(demo_db, model, disabled_rules=NOTE_ONLY)
     result = agent.run(QUESTION)
     assert [a.stage for a in result.attempts] == ["value_next_door", "ok"]
     assert (
@@ -95,6 +99,53 @@ def test_zero_rows_on_a_value_the_node_next_to_it_holds_name_the_relationship(
         "(s:Service)<-[:OWNS]-(:Team {name: 'Payments'}) RETURN s.name AS service"
     ) in model.prompts[2]
     assert result.outcome == "answered"
+
+
+def test_a_value_the_node_next_door_holds_is_read_there_without_a_correction(
+    demo_db: GraphDB,
+) -> None:
+    # The same statement with value-moved on: one statement through the neighbour finds rows,
+    # so it is read and answers; the model is not asked again.
+    model = ScriptedChatModel(
+        replies=[
+            guard_reply(),
+            cypher_reply("MATCH (s:Service {name: 'Payments'}) RETURN s.name AS service"),
+            evaluation_reply(answer="ok"),
+        ]
+    )
+    agent, _spy = _agent(demo_db, model)
+    result = agent.run(QUESTION)
+    moved = "MATCH (s:Service)<-[:OWNS]-(:Team {name: 'Payments'}) RETURN s.name AS service"
+    assert [a.stage for a in result.attempts] == ["ok"]
+    assert (result.cypher or "").startswith(moved)  # then the row cap every statement gets
+    assert sorted(result.rows) == sorted(demo_db.run_read(GOLD).rows)
+    assert [f.rule for f in result.rules_fired if f.phase is Phase.EXECUTE] == ["value-moved"]
+
+
+def test_a_value_moved_keeps_the_hops_that_went_on_from_its_node(scratch_db: GraphDB) -> None:
+    # "What operating systems do the machines in rack R1 run?" with the rack's name on the
+    # machine: the machine still runs the systems, and the rack reaches the machine.
+    scratch_db.run_write(
+        "CREATE (r:Rack {name: 'R1'})-[:HOLDS]->(m:Machine {name: 'M1'})-[:RUNS]->"
+        "(:OS {name: 'Debian'}), (r)-[:HOLDS]->(:Machine {name: 'M2'})-[:RUNS]->(:OS {name: 'RHEL'}), "
+        "(:Rack {name: 'R2'})-[:HOLDS]->(:Machine {name: 'M3'})-[:RUNS]->(:OS {name: 'Ubuntu'})"
+    )
+    model = ScriptedChatModel(
+        replies=[
+            guard_reply(),
+            cypher_reply(
+                "MATCH (m:Machine {name: 'R1'})-[:RUNS]->(os:OS) RETURN os.name AS os ORDER BY os"
+            ),
+            evaluation_reply(answer="ok"),
+        ]
+    )
+    agent, _spy = _agent(scratch_db, model)
+    result = agent.run("What operating systems do the machines in rack R1 run?")
+    assert (result.cypher or "").startswith(
+        "MATCH (m:Machine)-[:RUNS]->(os:OS), (m)<-[:HOLDS]-(:Rack {name: 'R1'}) "
+        "RETURN os.name AS os ORDER BY os"
+    )
+    assert result.rows == [["Debian"], ["RHEL"]] and len(result.attempts) == 1
 
 
 def test_no_correction_when_it_would_use_up_the_last_attempt(demo_db: GraphDB) -> None:
@@ -163,7 +214,7 @@ def test_a_value_on_the_node_next_door_shows_the_statement_through_it(
             evaluation_reply(answer="webserver"),
         ]
     )
-    agent, _spy = _agent(scratch_db, model)
+    agent, _spy = _agent(scratch_db, model, disabled_rules=NOTE_ONLY)
     result = agent.run("Which software depends on postgres?")
     feedback = model.prompts[2]
     assert "no Version has name 'postgres', but 'postgres' is a Software's name" in feedback
@@ -202,7 +253,7 @@ def test_the_statement_shown_through_the_neighbour_is_one_that_matches(
             evaluation_reply(answer="ok"),
         ]
     )
-    agent, _spy = _agent(scratch_db, model)
+    agent, _spy = _agent(scratch_db, model, disabled_rules=NOTE_ONLY)
     result = agent.run("Which versions of Ubuntu are there?")
     shown = "MATCH (v:Version)<-[:VERSION]-(:OS {name: 'Ubuntu'}) RETURN v.name AS version"
     assert "Reach the Version from that node: (v:Version)<-[:VERSION]-" in model.prompts[2]

@@ -143,12 +143,38 @@ CASES = [
     ),
     (
         "network",
+        "Which racks hold more than 40 machines?",
+        "MATCH (r:Rack)-[:HOLDS]->(m:Machine) "
+        "RETURN r.name AS rack, count(m) AS machines ORDER BY machines DESC LIMIT 5",
+        "MATCH (r:Rack)-[:HOLDS]->(m:Machine) WITH r, count(m) AS n WHERE n > 40 RETURN r.name, n",
+        ["aggregate-bound"],
+    ),
+    (
+        "northwind",
+        "Which customers placed more than 20 orders?",
+        "MATCH (c:Customer)-[:PURCHASED]->(o:Order) WITH c, count(o) AS orders "
+        "RETURN c.companyName AS customer, orders ORDER BY orders DESC LIMIT 10",
+        "MATCH (c:Customer)-[:PURCHASED]->(o:Order) WITH c, count(o) AS n WHERE n > 20 "
+        "RETURN c.companyName, n",
+        ["aggregate-bound"],
+    ),
+    (
+        "network",
         "What operating systems do the machines in rack DC1-RCK-2-1 run?",
         "MATCH (m:Machine)-[:RUNS]->(os:OS), (m)<-[:HOLDS]-(r:Rack) "
         "WHERE r.rack = 'DC1-RCK-2-1' RETURN DISTINCT os.name AS name ORDER BY name",
         "MATCH (:Rack {name: 'DC1-RCK-2-1'})-[:HOLDS]->(:Machine)-[:RUNS]->(os:OS) "
         "RETURN DISTINCT os.name",
         ["value-property"],
+    ),
+    (
+        "network",
+        "What operating systems do the machines in rack DC1-RCK-2-1 run?",
+        "MATCH (m:Machine {name: 'DC1-RCK-2-1'})-[:RUNS]->(os:OS) "
+        "RETURN os.name AS name ORDER BY name LIMIT 1000",
+        "MATCH (:Rack {name: 'DC1-RCK-2-1'})-[:HOLDS]->(:Machine)-[:RUNS]->(os:OS) "
+        "RETURN DISTINCT os.name",
+        ["value-moved", "distinct-rows"],
     ),
     (
         "demo",

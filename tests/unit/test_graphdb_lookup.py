@@ -19,6 +19,7 @@ from graph_agent.graphdb.lookup import (
     ValueCatalog,
     Words,
     coverage,
+    is_code,
     phrases,
     similarity,
 )
@@ -309,3 +310,44 @@ def test_a_catalog_tokenises_its_values_once_not_per_question(
     again = [m.value for m in catalog.match("longest routes out of Gatwick", 5)]
     assert again == first
     assert set(tokenised) <= set(phrases("longest routes out of Gatwick"))
+
+
+def _racks() -> ValueCatalog:
+    """Rack and machine names as the network graph writes them: every part shared."""
+    racks = [f"DC1-RCK-{a}-{b}" for a in range(1, 5) for b in range(1, 11)]
+    machines = [f"{rack}-M-{m}" for rack in racks for m in range(1, 30)]
+    entries = [CatalogEntry("Rack", "name", v, v, "name") for v in racks]
+    entries += [CatalogEntry("Machine", "name", v, v, "name") for v in machines]
+    entries += [CatalogEntry("Type", "name", "xs-1/1/1", "xs-1/1/1", "name")]
+    return ValueCatalog(entries=entries, large=[], built_at=0.0)
+
+
+@pytest.mark.parametrize(
+    ("question", "value", "label"),
+    [
+        ("What operating systems do the machines in rack DC1-RCK-2-1 run?", "DC1-RCK-2-1", "Rack"),
+        ("Which rack is dc1-rck-2-1.", "DC1-RCK-2-1", "Rack"),  # case aside, a full stop after
+        ("Which ports does DC1-RCK-2-1-M-17 listen on?", "DC1-RCK-2-1-M-17", "Machine"),
+        ("and how many of those are of type xs-1/1/1?", "xs-1/1/1", "Type"),
+    ],
+)
+def test_a_code_written_out_whole_is_a_hint(question: str, value: str, label: str) -> None:
+    # Word similarity finds none of these: 'DC1' and 'RCK' are in every value.
+    matches = _racks().match(question, 5)
+    assert (label, value, 1.0) in [(m.label, m.value, m.score) for m in matches]
+
+
+def test_part_of_a_code_is_no_code_hint() -> None:
+    # The machine's name holds the rack's: only the whole word names one value.
+    values = [m.value for m in _racks().match("Which ports does DC1-RCK-2-1-M-17 listen on?", 5)]
+    assert "DC1-RCK-2-1" not in values
+
+
+@pytest.mark.parametrize(
+    ("value", "code"),
+    [("DC1-RCK-2-1", True), ("xs-1/1/1", True), ("SEV-2", True), ("8-Jessie", True),
+     ("Jean-Luc", False), ("2024", False), ("16.04", False), ("SEV1", False),
+     ("London Gatwick", False)],
+)  # fmt: skip
+def test_is_code(value: str, code: bool) -> None:
+    assert is_code(value) is code

@@ -159,12 +159,26 @@ def test_rule_case(case: dict[str, Any]) -> None:
         assert fix.cypher is None
     if "cypher_contains" in case:
         assert case["cypher_contains"] in (fix.cypher or ""), fix.cypher
+    if "cypher_lacks" in case:
+        assert case["cypher_lacks"] not in (fix.cypher or ""), fix.cypher
     if "note_contains" in case:
         assert case["note_contains"] in (fix.note or ""), fix.note
     if "stage" in case:
         assert fix.stage == case["stage"]
     for key, value in (case.get("update") or {}).items():
         assert fix.update.get(key) == value, fix.update
+
+
+CASE_KEYS = {
+    "rule", "question", "cypher", "fires", "cypher_contains", "cypher_lacks", "note_contains",
+    "stage", "update", "rewrites", "restricted", "error", "unknown", "columns", "rows",
+    "answer", "hints", "state", "probe", "choice", "offered",
+}  # fmt: skip
+
+
+def test_every_case_key_is_one_the_test_reads() -> None:
+    # A misspelt key would be an expectation nobody checks.
+    assert [sorted(set(c) - CASE_KEYS) for c in CASES if set(c) - CASE_KEYS] == []
 
 
 def test_every_rule_is_registered_once_documented_and_has_cases_both_ways() -> None:
