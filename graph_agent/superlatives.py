@@ -198,9 +198,18 @@ def asked_label(question: str, schema: GraphSchema) -> tuple[LabelInfo, bool] | 
         if len(words) < len(parts):
             continue
         said = [w.lower() for w in words[: len(parts)]]
+        last = _IRREGULAR_PLURALS.get(said[-1])
+        if last is not None:
+            if [stem(w) for w in said[:-1]] + [last] == [stem(p) for p in parts[:-1]] + [parts[-1]]:
+                return label, False
+            continue
         if [stem(w) for w in said] == [stem(p) for p in parts]:
             return label, said[-1] == parts[-1] or not said[-1].endswith("s")
     return None
+
+
+_IRREGULAR_PLURALS = {"people": "person", "children": "child", "men": "man", "women": "woman"}
+"""Plurals a trailing s does not make ("Which people…" asks about Person nodes)."""
 
 
 def name_properties(label: LabelInfo) -> list[str]:
@@ -403,6 +412,35 @@ def one_row_fix(cypher: str, question: str, schema: GraphSchema) -> tuple[str, s
         return None
     edit = (written[0].position, written[0].end, "1")
     return statement.edited([edit]), f"LIMIT {written[0].text} → 1 (one is asked for)"
+
+
+ALL_ROWS_LIMIT = 100
+"""A LIMIT this large or larger lists every row rather than the top ones."""
+
+
+def top_rows_fix(cypher: str, question: str, schema: GraphSchema) -> tuple[str, str] | None:
+    """ "Which racks hold the most machines?" (a plural, no number asked) sorted with no LIMIT
+    or one of at least 100: every rack listed in order, not the ones that hold the most.
+    LIMIT 1, so that ties-shown gives the rows tied for first. A LIMIT below 100 is a top
+    list the model chose and stays."""
+    asked = asked_label(question, schema)
+    if asked is None or asked[1] or not _MOST.search(question) or _COUNTED.search(question):
+        return None
+    statement = Statement(cypher)
+    order = statement.last("ORDER")
+    if statement.has_union or order is None or not statement.order_keys():
+        return None
+    limit = statement.last("LIMIT")
+    if limit is None or limit < order:
+        end = statement.tokens[-1].end
+        return statement.edited([(end, end, "\nLIMIT 1")]), "LIMIT 1 (the most is asked for)"
+    written = statement.tokens[limit + 1 : statement.clause_end(limit)]
+    if len(written) != 1 or not written[0].text.isdigit():
+        return None
+    if int(written[0].text) < ALL_ROWS_LIMIT:
+        return None
+    edit = (written[0].position, written[0].end, "1")
+    return statement.edited([edit]), f"LIMIT {written[0].text} → 1 (the most is asked for)"
 
 
 def return_fix(cypher: str, schema: GraphSchema) -> tuple[str, str] | None:

@@ -8,7 +8,7 @@
 |          |                 |         | relationship-direction, relationship-word,         |
 |          |                 |         | which-names-the-thing,                             |
 |          |                 |         | name-parts, superlative-sort-direction,            |
-|          |                 |         | superlative-one-row                                |
+|          |                 |         | superlative-one-row, superlative-top-rows          |
 | validate | schema_problem  | rewrite | name-spelling, relationship-road,                  |
 |          |                 |         | relationship-property,                             |
 |          |                 |         | property-through-neighbour, name-property          |
@@ -59,8 +59,9 @@ the rules removed there, and why, are listed on that page too), with these still
   value-property (a rack's name compared with its number);
 - the eleventh session's (docs/eval.md, "The trial's questions as dev items"), from the
   network trial questions made dev items: aggregate-bound ("more than N <things>" with the
-  count never bounded) and value-moved (a rack's name on the machine: the one statement with
-  the filter next door that finds rows is read, where value-next-door only told the model).
+  count never bounded), value-moved (a rack's name on the machine: the one statement with
+  the filter next door that finds rows is read, where value-next-door only told the model)
+  and superlative-top-rows ("Which racks hold the most machines?" listed every rack).
 
 A new rule: write it in the module of its phase (`validate_rules`, `execute_rules`,
 `answer_rules`; a first rule for the correct step starts `correct_rules` and its trigger) with the `rule` decorator (a docstring that
@@ -93,6 +94,7 @@ RULES: tuple[Rule, ...] = (
     v.name_parts,
     v.superlative_sort_direction,
     v.superlative_one_row,
+    v.superlative_top_rows,
     v.name_spelling,
     v.relationship_road,
     v.relationship_property_read,

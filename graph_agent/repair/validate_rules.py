@@ -36,6 +36,7 @@ from graph_agent.superlatives import (
     one_row_fix,
     return_fix,
     sort_direction_fix,
+    top_rows_fix,
 )
 from guardrails import content_words, name_words, referenced_names, stem, tokenize
 
@@ -397,4 +398,15 @@ def superlative_one_row(case: Case) -> Fix | None:
     `LIMIT 5` or no LIMIT: `LIMIT 1`. Not for "the three highest" or a plural ("Which
     products…")."""
     fixed = one_row_fix(case.cypher, case.question, case.ctx.schema)
+    return Fix(fixed[1], cypher=fixed[0]) if fixed else None
+
+
+@rule("superlative-top-rows", V, S, Kind.REWRITE)
+def superlative_top_rows(case: Case) -> Fix | None:
+    """ "Which racks hold the most machines?" (a network trial question, now a dev item)
+    sorted every rack by its machines under `LIMIT 100`, and the answer named one of the racks
+    tied at the top. A plural superlative that asks for no number, sorted with no LIMIT or one
+    of at least 100, gets `LIMIT 1`; ties-shown then reads the rows tied for first. A smaller
+    LIMIT is a top list the model chose, and stays."""
+    fixed = top_rows_fix(case.cypher, case.question, case.ctx.schema)
     return Fix(fixed[1], cypher=fixed[0]) if fixed else None

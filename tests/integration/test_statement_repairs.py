@@ -177,6 +177,16 @@ CASES = [
         ["value-moved", "distinct-rows"],
     ),
     (
+        "network",
+        "Which racks hold the most machines?",
+        "MATCH (r:Rack)-[:HOLDS]->(m:Machine) "
+        "RETURN r.name AS name, count(m) AS count ORDER BY count DESC LIMIT 100",
+        "MATCH (r:Rack)-[:HOLDS]->(m:Machine) WITH r, count(m) AS n "
+        "WITH max(n) AS top MATCH (r:Rack)-[:HOLDS]->(m:Machine) "
+        "WITH r, count(m) AS n, top WHERE n = top RETURN r.name, n",
+        ["superlative-top-rows"],  # then ties-shown reads the racks tied for first
+    ),
+    (
         "demo",
         "Who has been with the company the longest?",
         "MATCH (p:Person) RETURN p.name AS person, p.start_date AS start "
