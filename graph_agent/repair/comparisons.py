@@ -291,3 +291,31 @@ def _return_through_with(
     last = tokens[end - 1].end
     edits.append((last, last, f" WHERE {condition} RETURN {', '.join(names)}"))
     return edits, condition
+
+
+_VALUE = r"""(?:'[^'\n]*'|"[^"\n]*"|-?\d+(?:\.\d+)?)"""
+_OR_MAP = re.compile(
+    rf"\{{\s*(\w+)\s*:\s*({_VALUE}(?:\s+OR\s+\1\s*:\s*{_VALUE})+)\s*\}}", re.IGNORECASE
+)
+_NODE_HEAD = re.compile(r"\(\s*(\w+)\s*:\s*[\w`]+\s*$")
+
+
+def or_map_fix(cypher: str) -> tuple[str, str] | None:
+    """`(i:Incident {severity: 'SEV1' OR severity: 'SEV2'})` for "Which SEV1 or SEV2
+    incidents…" (a dev question, on both attempts): a map holds one value per key, and the
+    engine rejects the OR. The map goes and the MATCH's WHERE gets `i.severity IN ['SEV1',
+    'SEV2']`. Only for a node with a variable and a label; the first such map."""
+    found = _OR_MAP.search(cypher)
+    if found is None:
+        return None
+    head = _NODE_HEAD.search(cypher[: found.start()])
+    if head is None:
+        return None
+    prop, var = found.group(1), head.group(1)
+    values = re.findall(_VALUE, re.sub(rf"\b{re.escape(prop)}\s*:", "", found.group(2)))
+    stripped = cypher[: found.start()].rstrip() + cypher[found.end() :]
+    condition = f"{var}.{prop} IN [{', '.join(values)}]"
+    placed = _add_condition(stripped, head.start(), condition)
+    if placed is None:
+        return None
+    return placed, f"{{{prop}: … OR {prop}: …}} → WHERE {condition} (a map holds one value)"

@@ -18,6 +18,7 @@ from guardrails import (
     matching_close,
     nesting,
     referenced_names,
+    stem,
     tokenize,
 )
 
@@ -100,6 +101,13 @@ def property_through_neighbour(cypher: str, schema: GraphSchema) -> tuple[str, s
         if label is None or not label.properties or has_property(label, prop):
             continue
         hops = {(rel.start, rel.type, rel.end) for rel in neighbours_with(label.name, prop, schema)}
+        farther = (
+            _from_a_node_matched_with_it(cypher, var, prop, names, schema)
+            if not hops and entry is None and var is not None
+            else None
+        )
+        if farther is not None:
+            return farther
         if len(hops) != 1:
             continue
         start, rel_type, end = hops.pop()
@@ -143,6 +151,118 @@ def property_through_neighbour(cypher: str, schema: GraphSchema) -> tuple[str, s
             f"{var}.{prop} read from the related {other} (:{start})-[:{rel_type}]->(:{end})",
         )
     return None
+
+
+def label_chain(cypher: str, schema: GraphSchema) -> tuple[str, str] | None:
+    """`m.os.name` where Machine has no `os` and OS is a label one relationship links to
+    Machine (a network dev question, "What operating systems do the machines in rack … run?"):
+    the related node is matched, `, (m)-[:RUNS]->(os:OS)`, and `m.os.name` read as `os.name`.
+    The new node takes the word the model wrote as its variable when that is free, so a sort
+    it wrote on `os.name` reads it too. None unless every such chain in the statement has one
+    reading and the result passes the schema check."""
+    names = referenced_names(cypher)
+    tokens = tokenize(cypher)
+    by_stem = {stem(label.name): label for label in schema.labels}
+    chains: dict[tuple[str, str], list[int]] = {}
+    for k in range(len(tokens) - 4):
+        a, dot, b, dot2, c = tokens[k : k + 5]
+        if not (
+            a.is_name and dot.is_punct(".") and b.is_name and dot2.is_punct(".")
+            and c.is_name and not (k and tokens[k - 1].is_punct("."))
+        ):  # fmt: skip
+            continue
+        chains.setdefault((a.name, b.name), []).append(k)
+    if len(chains) != 1:
+        return None
+    (((var, word), at),) = chains.items()
+    own = schema.label(names.variables.get(var, ""))
+    other = by_stem.get(stem(word))
+    if own is None or other is None or other.name == own.name or has_property(own, word):
+        return None
+    if not all(has_property(other, tokens[k + 4].name) for k in at):
+        return None
+    rels = {
+        (r.start, r.type)
+        for r in schema.relationships
+        if {r.start, r.end} == {own.name, other.name}
+    }
+    if len(rels) != 1:
+        return None
+    ((start, rel_type),) = rels
+    taken = set(names.variables) | {t.name for t in tokens if t.is_name and t.name != word}
+    new = (
+        word
+        if word not in names.variables and word not in taken
+        else fresh_variable(other.name, taken)
+    )
+    edits = [(tokens[k].position, tokens[k + 2].end, new) for k in at]
+    text = cypher
+    for left, right, replacement in sorted(edits, reverse=True):
+        text = text[:left] + replacement + text[right:]
+    changed = _add_hop(
+        text, tokenize(text), var, own.name, other.name, start, rel_type, referenced_names(text),
+        set(), new,
+    )  # fmt: skip
+    if changed is None or check_schema(changed, schema).problems:
+        return None
+    arrow = f"-[:{rel_type}]->" if start == own.name else f"<-[:{rel_type}]-"
+    return (
+        changed,
+        f"{var}.{word}.… read from the related {other.name}: ({var}){arrow}({new}:{other.name})",
+    )
+
+
+def _from_a_node_matched_with_it(
+    cypher: str, var: str, prop: str, names: ReferencedNames, schema: GraphSchema
+) -> tuple[str, str] | None:
+    """`a.zone` where no label next to the Application has a zone, but the statement matches
+    the Machine that runs it and one label next to Machine does (its Rack): `a.zone` is read
+    from that rack, `, (m)<-[:HOLDS]-(r:Rack)` added ("Which machines in zone two run the crm
+    application?", a network trial question, now a dev item). Only when exactly one other
+    matched node has exactly one such neighbour, and the result passes the schema check."""
+    found = {
+        (other_var, rel.start, rel.type, rel.end)
+        for other_var, bound in names.variables.items()
+        if other_var != var and schema.label(bound) is not None
+        and not has_property(schema.label(bound), prop)
+        for rel in neighbours_with(bound, prop, schema)
+    }  # fmt: skip
+    if len(found) != 1:
+        return None
+    ((near, start, rel_type, end),) = found
+    label = names.variables[near]
+    other = end if start == label else start
+    tokens = tokenize(cypher)
+    new = fresh_variable(other, set(names.variables) | {t.name for t in tokens if t.is_name})
+    edits = [
+        (tokens[k].position, tokens[k].end, new)
+        for k in range(len(tokens) - 2)
+        if tokens[k].is_name
+        and tokens[k].name == var
+        and tokens[k + 1].is_punct(".")
+        and tokens[k + 2].name == prop
+        and not (k and tokens[k - 1].is_punct("."))
+    ]
+    text = cypher
+    for left, right, replacement in sorted(edits, reverse=True):
+        text = text[:left] + replacement + text[right:]
+    changed = _add_hop(
+        text,
+        tokenize(text),
+        near,
+        label,
+        other,
+        start,
+        rel_type,
+        referenced_names(text),
+        set(),
+        new,
+    )
+    if changed is None or check_schema(changed, schema).problems:
+        return None
+    return changed, (
+        f"{var}.{prop} read from the {other} next to {near} (:{start})-[:{rel_type}]->(:{end})"
+    )
 
 
 def _same_node(entries: list[MapEntry], entry: MapEntry) -> list[MapEntry]:

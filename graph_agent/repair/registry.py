@@ -3,7 +3,7 @@
 | phase    | trigger         | kind    | rule                                               |
 |----------|-----------------|---------|----------------------------------------------------|
 | validate | statement       | rewrite | not-equal-operator, string-alias, missing-return,  |
-|          |                 |         | map-as-value, number-comparison,                   |
+|          |                 |         | map-as-value, or-in-map, number-comparison,        |
 |          |                 |         | aggregate-bound, any-depth,                        |
 |          |                 |         | relationship-direction, relationship-word,         |
 |          |                 |         | which-names-the-thing,                             |
@@ -11,7 +11,8 @@
 |          |                 |         | superlative-one-row, superlative-top-rows          |
 | validate | schema_problem  | rewrite | name-spelling, relationship-road,                  |
 |          |                 |         | relationship-property,                             |
-|          |                 |         | property-through-neighbour, name-property          |
+|          |                 |         | property-through-neighbour, label-as-property,     |
+|          |                 |         | name-property                                      |
 | validate | schema_problem  | guard   | asked-but-missing                                  |
 | validate | before_engine   | guard   | costly-read-repeated                               |
 | validate | engine_error    | rewrite | bind-unbound-variable, with-alias (each EXPLAINed  |
@@ -58,10 +59,13 @@ the rules removed there, and why, are listed on that page too), with these still
   versions" counted over DEPENDS_ON), distinct-rows (one application listed five times) and
   value-property (a rack's name compared with its number);
 - the eleventh session's (docs/eval.md, "The trial's questions as dev items"), from the
-  network trial questions made dev items: aggregate-bound ("more than N <things>" with the
-  count never bounded), value-moved (a rack's name on the machine: the one statement with
-  the filter next door that finds rows is read, where value-next-door only told the model)
-  and superlative-top-rows ("Which racks hold the most machines?" listed every rack).
+  network trial questions made dev items and the dev records: aggregate-bound ("more than N
+  <things>" with the count never bounded), value-moved (a rack's name on the machine: the one
+  statement with the filter next door that finds rows is read, where value-next-door only
+  told the model), superlative-top-rows ("Which racks hold the most machines?" listed every
+  rack), label-as-property (`m.os.name`, OS being a label next to Machine) and or-in-map (a
+  dev statement's `{severity: 'SEV1' OR severity: 'SEV2'}`); property-through-neighbour also
+  reads a property from next to another node the statement matched (`a.zone`).
 
 A new rule: write it in the module of its phase (`validate_rules`, `execute_rules`,
 `answer_rules`; a first rule for the correct step starts `correct_rules` and its trigger) with the `rule` decorator (a docstring that
@@ -85,6 +89,7 @@ RULES: tuple[Rule, ...] = (
     v.string_alias,
     v.missing_return,
     v.map_as_value,
+    v.or_in_map,
     v.number_comparison,
     v.aggregate_bound,
     v.any_depth,
@@ -99,6 +104,7 @@ RULES: tuple[Rule, ...] = (
     v.relationship_road,
     v.relationship_property_read,
     v.property_from_neighbour,
+    v.label_as_property,
     v.name_property,
     v.asked_but_missing,
     v.costly_read_repeated,

@@ -11,10 +11,16 @@ from typing import Any
 from graph_agent.graphdb.schema import schema_vocabulary
 from graph_agent.lint import MapEntry, node_map_entries, without_entries
 from graph_agent.question_fit import any_depth_fix
-from graph_agent.repair.comparisons import NUMBER_WORDS, aggregate_bound_fix, comparison_fix
+from graph_agent.repair.comparisons import (
+    NUMBER_WORDS,
+    aggregate_bound_fix,
+    comparison_fix,
+    or_map_fix,
+)
 from graph_agent.repair.edits import (
     aggregate_by_alias,
     bind_unbound_variable,
+    label_chain,
     property_through_neighbour,
     respelled_names,
 )
@@ -148,6 +154,17 @@ def _said(value: str, question: str) -> bool:
     return False
 
 
+@rule("or-in-map", V, S, Kind.REWRITE)
+def or_in_map(case: Case) -> Fix | None:
+    """`(i:Incident {severity: 'SEV1' OR severity: 'SEV2'})` for "Which SEV1 or SEV2
+    incidents are not resolved yet?" (a dev question, on both attempts): a map holds one value
+    per key and the engine rejects the OR. The map goes; the MATCH's WHERE gets
+    `i.severity IN ['SEV1', 'SEV2']`."""
+    if fixed := or_map_fix(case.cypher):
+        return Fix(fixed[1], cypher=fixed[0])
+    return None
+
+
 @rule("number-comparison", V, S, Kind.REWRITE)
 def number_comparison(case: Case) -> Fix | None:
     """`(a:Airport {runways: 5})` for "Which airports have five or more runways?" (a dev
@@ -265,9 +282,22 @@ def relationship_property_read(case: Case) -> Fix | None:
 def property_from_neighbour(case: Case) -> Fix | None:
     """`m.kind` where m's label lacks `kind` and its one neighbouring label has it: read it
     from that neighbour (`, (m)-[:OF_KIND]->(k:Kind)` and `k.kind`), only when that alone
-    makes the statement fit the schema."""
+    makes the statement fit the schema. When no label next to m's has it, from the one label
+    next to another node the statement matched that does: `a.zone` of an Application run by
+    the matched Machine `m`, read from the machine's Rack (a network dev question)."""
     if moved := property_through_neighbour(case.cypher, case.ctx.schema):
         return Fix(moved[1], cypher=moved[0])
+    return None
+
+
+@rule("label-as-property", V, Trigger.SCHEMA_PROBLEM, Kind.REWRITE)
+def label_as_property(case: Case) -> Fix | None:
+    """`RETURN m.os.name` for "What operating systems do the machines in rack … run?" (a
+    network dev question): OS is a label, not a property of Machine. The one relationship
+    between the two labels matches it (`, (m)-[:RUNS]->(os:OS)`) and `m.os.name` is read as
+    `os.name` (the word as the new variable, so a sort on `os.name` reads it too)."""
+    if fixed := label_chain(case.cypher, case.ctx.schema):
+        return Fix(fixed[1], cypher=fixed[0])
     return None
 
 

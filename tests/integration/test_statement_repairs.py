@@ -187,6 +187,41 @@ CASES = [
         ["superlative-top-rows"],  # then ties-shown reads the racks tied for first
     ),
     (
+        "network",
+        "Which machines in zone two run the crm application?",
+        "MATCH (m:Machine)-[:RUNS]->(a:Application {name: 'crm'}) WHERE a.zone = 2 "
+        "RETURN DISTINCT m.name AS name ORDER BY name LIMIT 100",
+        "MATCH (:Rack {zone: 2})-[:HOLDS]->(m:Machine)-[:RUNS]->(:Application {name: 'crm'}) "
+        "RETURN DISTINCT m.name",
+        ["property-through-neighbour"],  # the zone of the rack that holds the machine
+    ),
+    (
+        "network",
+        "What operating systems do the machines in rack DC1-RCK-3-4 run?",
+        "MATCH (r:Rack {name: 'DC1-RCK-3-4'})-[:HOLDS]->(m:Machine) "
+        "RETURN DISTINCT m.os.name AS name ORDER BY os.name",
+        "MATCH (:Rack {name: 'DC1-RCK-3-4'})-[:HOLDS]->(:Machine)-[:RUNS]->(os:OS) "
+        "RETURN DISTINCT os.name",
+        ["label-as-property"],
+    ),
+    (
+        "network",
+        "How many machines are in each zone?",
+        "MATCH (m:Machine)-[:TYPE]->(t:Type) RETURN t.zone AS zone, count(m) AS count "
+        "ORDER BY count DESC LIMIT 5",
+        "MATCH (r:Rack)-[:HOLDS]->(m:Machine) RETURN r.zone, count(m)",
+        ["property-through-neighbour"],  # no zone next to Type: the Rack next to the Machine
+    ),
+    (
+        "demo",
+        "Which SEV1 or SEV2 incidents are not resolved yet?",
+        "MATCH (i:Incident {severity: 'SEV1' OR severity: 'SEV2'}) WHERE i.status <> 'resolved' "
+        "RETURN i.key AS incident ORDER BY incident",
+        "MATCH (i:Incident) WHERE i.severity IN ['SEV1', 'SEV2'] AND i.status <> 'resolved' "
+        "RETURN i.key",
+        ["or-in-map"],
+    ),
+    (
         "demo",
         "Who has been with the company the longest?",
         "MATCH (p:Person) RETURN p.name AS person, p.start_date AS start "
