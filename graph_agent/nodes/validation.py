@@ -92,6 +92,11 @@ async def _validate(ctx: Context, rules: Runner, cypher: str) -> Update:
         bound = await rules.rewrite(Trigger.ENGINE_ERROR, cypher, verify=explains, error=error)
         if bound != cypher:
             cypher, validation = bound, explained[bound]
+            # What the engine now runs goes through the statement repairs once more: a WITH
+            # that keeps its node can now take the bound the question puts on its count.
+            again = await rules.rewrite(Trigger.STATEMENT, cypher, verify=explains)
+            if again != cypher:
+                cypher, validation = again, explained[again]
     if not validation.ok:
         error = validation.error or "unknown error"
         if note := await rules.first(Trigger.ENGINE_ERROR, Kind.HINT, cypher=cypher, error=error):

@@ -10,7 +10,13 @@ from graph_agent.graphdb.protocol import GraphSchema, LabelInfo
 from graph_agent.graphdb.schema import quote_name_if_needed
 from graph_agent.lint import MapEntry, node_map_entries, without_entries
 from graph_agent.schema_check import check_schema, has_property, neighbours_with
-from graph_agent.statement import Item, Statement, fresh_variable, top_level_clauses
+from graph_agent.statement import (
+    Item,
+    Statement,
+    fresh_variable,
+    is_aggregate_call,
+    top_level_clauses,
+)
 from guardrails import (
     ReferencedNames,
     Token,
@@ -403,7 +409,11 @@ def _match_end(tokens: list[Token], var: str) -> int | None:
 
 
 def bind_unbound_variable(
-    error: str, cypher: str, schema: GraphSchema, asked_labels: Iterable[str]
+    error: str,
+    cypher: str,
+    schema: GraphSchema,
+    asked_labels: Iterable[str],
+    question: str = "",
 ) -> tuple[str, str] | None:
     """The statement with an unbound variable matched, and what was added; None unless that is
     unambiguous. `MATCH (r:Rack {name: 'R'}) RETURN count(DISTINCT m)` on "How many machines
@@ -423,6 +433,10 @@ def bind_unbound_variable(
         for r in schema.relationships
         if r.start != r.end and {r.start, r.end} == {bound, wanted[0]}
     ]
+    if len(links) > 1 and question:
+        # Of several types, the one the question says ("versions" → VERSION).
+        said = {stem(w) for w in re.findall(r"[A-Za-z]+", question)}
+        links = [(v, r) for v, r in links if stem(r.type.replace("_", " ").split()[-1]) in said]
     if len(links) != 1:
         return None
     own, rel = links[0]
@@ -432,6 +446,66 @@ def bind_unbound_variable(
     if changed is None or check_schema(changed, schema).problems:
         return None
     return changed, f"bound {var} through (:{rel.start})-[:{rel.type}]->(:{rel.end})"
+
+
+def grouped_with(
+    error: str, cypher: str, schema: GraphSchema, asked_labels: Iterable[str], question: str
+) -> tuple[str, str] | None:
+    """`MATCH (s:Software) WITH count(DISTINCT v) AS count RETURN s.name AS name, count` for
+    "Which software has more than 3 versions?" (the network trial, twice; the dev question
+    "Which data center has the most racks?" on every attempt): a WITH of aggregates only keeps
+    no node, so what comes after it cannot name `s`, and `v` was never matched. The nodes
+    matched before the WITH that are read after it are kept by it (`WITH s, count(…)`, which
+    also counts per software), and a variable the aggregate reads that nothing matched is
+    matched as bind-unbound-variable would (the one relationship to the label the question
+    names, or of several the one whose type the question says). None unless the engine said
+    a variable is not defined and that WITH is the reason."""
+    if unbound_name(error) is None:
+        return None
+    statement = Statement(cypher)
+    tokens = statement.tokens
+    names = referenced_names(cypher)
+    withs = [c for c in statement.clauses if statement.keyword_at(c) == "WITH"]
+    if len(withs) != 1 or statement.has_union:
+        return None
+    at = withs[0]
+    items = statement.projection(at)
+    aggregate = [
+        any(is_aggregate_call(tokens, i) for i in range(item.first, item.end)) for item in items
+    ]
+    if not items or not all(aggregate):
+        return None
+    before = {t.name for t in tokens[:at] if t.is_name} & set(names.variables)
+    end = statement.clause_end(at)
+    read_after = [
+        t.name
+        for k, t in enumerate(tokens[end:], end)
+        if t.is_name and t.name in before and k + 1 < len(tokens) and tokens[k + 1].is_punct(".")
+    ]
+    kept = list(dict.fromkeys(read_after))
+    if not kept:
+        return None
+    first = tokens[at + 1]
+    if first.is_keyword("DISTINCT"):
+        first = tokens[at + 2]
+    fixed = statement.edited([(first.position, first.position, ", ".join(kept) + ", ")])
+    done = f"kept {', '.join(kept)} through the WITH"
+    unmatched = [
+        tokens[k].name
+        for item in items
+        for k in range(item.first, item.end)
+        if tokens[k].is_name and tokens[k].kind == "identifier"
+        and tokens[k].name not in names.variables
+        and not tokens[k + 1].is_punct("(") and not tokens[k - 1].is_punct(".")
+    ]  # fmt: skip
+    for var in dict.fromkeys(unmatched):
+        bound = bind_unbound_variable(f"'{var}' not defined", fixed, schema, asked_labels, question)
+        if bound is None:
+            return None
+        fixed, done = bound[0], f"{done}; {bound[1]}"
+    if check_schema(fixed, schema).problems:
+        return None
+    return fixed, done
 
 
 def respelled_names(cypher: str, schema: GraphSchema) -> tuple[str, str] | None:

@@ -15,8 +15,8 @@
 |          |                 |         | name-property                                      |
 | validate | schema_problem  | guard   | asked-but-missing                                  |
 | validate | before_engine   | guard   | costly-read-repeated                               |
-| validate | engine_error    | rewrite | bind-unbound-variable, with-alias (each EXPLAINed  |
-|          |                 |         | again)                                             |
+| validate | engine_error    | rewrite | with-keeps-the-node, bind-unbound-variable,        |
+|          |                 |         | with-alias (each EXPLAINed again)                  |
 | execute  | empty_result    | rewrite | value-completed (the one stored value that         |
 |          |                 |         | completes the literal; read again),                |
 |          |                 |         | value-property (another property of the node holds |
@@ -63,8 +63,10 @@ the rules removed there, and why, are listed on that page too), with these still
   <things>" with the count never bounded), value-moved (a rack's name on the machine: the one
   statement with the filter next door that finds rows is read, where value-next-door only
   told the model), superlative-top-rows ("Which racks hold the most machines?" listed every
-  rack), label-as-property (`m.os.name`, OS being a label next to Machine) and or-in-map (a
-  dev statement's `{severity: 'SEV1' OR severity: 'SEV2'}`); property-through-neighbour also
+  rack), label-as-property (`m.os.name`, OS being a label next to Machine), or-in-map (a
+  dev statement's `{severity: 'SEV1' OR severity: 'SEV2'}`) and with-keeps-the-node (`MATCH
+  (s:Software) WITH count(DISTINCT v) AS n RETURN s.name`, twice in the session's trial and
+  on a dev item every run); property-through-neighbour also
   reads a property from next to another node the statement matched (`a.zone`).
 
 A new rule: write it in the module of its phase (`validate_rules`, `execute_rules`,
@@ -108,6 +110,7 @@ RULES: tuple[Rule, ...] = (
     v.name_property,
     v.asked_but_missing,
     v.costly_read_repeated,
+    v.with_keeps_the_node,
     v.bind_unbound,
     v.with_alias,
     e.value_completed,

@@ -20,6 +20,7 @@ from graph_agent.repair.comparisons import (
 from graph_agent.repair.edits import (
     aggregate_by_alias,
     bind_unbound_variable,
+    grouped_with,
     label_chain,
     property_through_neighbour,
     respelled_names,
@@ -363,6 +364,19 @@ def costly_read_repeated(case: Case) -> Fix | None:
 
 def _asked(case: Case) -> frozenset[str]:
     return question_focus(case.question, case.ctx.schema).labels
+
+
+@rule("with-keeps-the-node", V, Trigger.ENGINE_ERROR, Kind.REWRITE)
+def with_keeps_the_node(case: Case) -> Fix | None:
+    """`MATCH (s:Software) WITH count(DISTINCT v) AS count RETURN s.name AS name, count` for
+    "Which software has more than 3 versions?" (the network trial, twice; "Which data center
+    has the most racks?", a dev question, on every attempt): a WITH of aggregates only drops
+    `s`, and `v` was never matched. The WITH keeps the nodes read after it (`WITH s, count(…)`,
+    counting per software), and an unmatched variable the aggregate reads is matched through
+    the one relationship to the label the question names (of several, the one whose type the
+    question says: "versions" → VERSION). EXPLAINed again by the runner."""
+    fixed = grouped_with(case.error, case.cypher, case.ctx.schema, _asked(case), case.question)
+    return Fix(fixed[1], cypher=fixed[0]) if fixed else None
 
 
 @rule("bind-unbound-variable", V, Trigger.ENGINE_ERROR, Kind.REWRITE)

@@ -222,6 +222,16 @@ CASES = [
         ["or-in-map"],
     ),
     (
+        "network",
+        "Which software has more than 3 versions?",
+        "MATCH (s:Software) WITH count(DISTINCT v) AS count "
+        "RETURN s.name AS name, count AS count ORDER BY count DESC LIMIT 100",
+        "MATCH (s:Software)-[:VERSION]->(v:Version) WITH s, count(v) AS n WHERE n > 3 "
+        "RETURN s.name, n",
+        # The engine runs it once the WITH keeps s; then the question's bound goes on it.
+        ["with-keeps-the-node", "aggregate-bound"],
+    ),
+    (
         "demo",
         "Who has been with the company the longest?",
         "MATCH (p:Person) RETURN p.name AS person, p.start_date AS start "
