@@ -397,6 +397,12 @@ def one_row_fix(cypher: str, question: str, schema: GraphSchema) -> tuple[str, s
     asked = asked_label(question, schema)
     if asked is None or not asked[1] or not _MOST.search(question) or _COUNTED.search(question):
         return None
+    return _limit_one(cypher, 2, "one is asked for")
+
+
+def _limit_one(cypher: str, above: int, why: str) -> tuple[str, str] | None:
+    """The sorted statement with `LIMIT 1` in place of a final LIMIT of at least `above`, or
+    added where the final sort has none; None when it is not sorted, or its LIMIT is smaller."""
     statement = Statement(cypher)
     if statement.has_union or not statement.order_keys():
         return None
@@ -406,12 +412,12 @@ def one_row_fix(cypher: str, question: str, schema: GraphSchema) -> tuple[str, s
         return None
     if limit is None or limit < order:  # a LIMIT before the final sort is not the answer's
         end = statement.tokens[-1].end
-        return statement.edited([(end, end, "\nLIMIT 1")]), "LIMIT 1 (one is asked for)"
+        return statement.edited([(end, end, "\nLIMIT 1")]), f"LIMIT 1 ({why})"
     written = statement.tokens[limit + 1 : statement.clause_end(limit)]
-    if len(written) != 1 or not written[0].text.isdigit() or int(written[0].text) <= 1:
+    if len(written) != 1 or not written[0].text.isdigit() or int(written[0].text) < above:
         return None
     edit = (written[0].position, written[0].end, "1")
-    return statement.edited([edit]), f"LIMIT {written[0].text} → 1 (one is asked for)"
+    return statement.edited([edit]), f"LIMIT {written[0].text} → 1 ({why})"
 
 
 ALL_ROWS_LIMIT = 100
@@ -426,21 +432,7 @@ def top_rows_fix(cypher: str, question: str, schema: GraphSchema) -> tuple[str, 
     asked = asked_label(question, schema)
     if asked is None or asked[1] or not _MOST.search(question) or _COUNTED.search(question):
         return None
-    statement = Statement(cypher)
-    order = statement.last("ORDER")
-    if statement.has_union or order is None or not statement.order_keys():
-        return None
-    limit = statement.last("LIMIT")
-    if limit is None or limit < order:
-        end = statement.tokens[-1].end
-        return statement.edited([(end, end, "\nLIMIT 1")]), "LIMIT 1 (the most is asked for)"
-    written = statement.tokens[limit + 1 : statement.clause_end(limit)]
-    if len(written) != 1 or not written[0].text.isdigit():
-        return None
-    if int(written[0].text) < ALL_ROWS_LIMIT:
-        return None
-    edit = (written[0].position, written[0].end, "1")
-    return statement.edited([edit]), f"LIMIT {written[0].text} → 1 (the most is asked for)"
+    return _limit_one(cypher, ALL_ROWS_LIMIT, "the most is asked for")
 
 
 def return_fix(cypher: str, schema: GraphSchema) -> tuple[str, str] | None:

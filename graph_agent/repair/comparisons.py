@@ -220,20 +220,21 @@ def _unasked_limit(statement: Statement, question: str, bound: str) -> tuple[int
     written = statement.tokens[limit + 1 : statement.clause_end(limit)]
     if len(written) != 1 or not written[0].text.isdigit():
         return None
-    if written[0].text != bound and _said_number(written[0].text, question):
+    if written[0].text != bound and said(written[0].text, question):
         return None
     start = statement.tokens[limit - 1].end if limit else statement.tokens[limit].position
     return start, written[0].end, ""
 
 
-def _said_number(number: str, question: str) -> bool:
+def said(value: str, question: str) -> bool:
+    """Whether the question says `value`: as written (case aside, whole words), or a whole
+    number up to twenty in words ("five runways" for 5)."""
     text = question.casefold()
-    if re.search(rf"(?<![\w.,]){re.escape(number)}(?![\w])", text):
+    if re.search(rf"(?<!\w){re.escape(value.casefold())}(?!\w)", text):
         return True
-    return (
-        int(number) < len(NUMBER_WORDS)
-        and re.search(rf"\b{NUMBER_WORDS[int(number)]}\b", text) is not None
-    )
+    if value.isdigit() and int(value) < len(NUMBER_WORDS):
+        return re.search(rf"\b{NUMBER_WORDS[int(value)]}\b", text) is not None
+    return False
 
 
 def _add_to_where(

@@ -164,8 +164,8 @@ def label_chain(cypher: str, schema: GraphSchema) -> tuple[str, str] | None:
     Machine (a network dev question, "What operating systems do the machines in rack … run?"):
     the related node is matched, `, (m)-[:RUNS]->(os:OS)`, and `m.os.name` read as `os.name`.
     The new node takes the word the model wrote as its variable when that is free, so a sort
-    it wrote on `os.name` reads it too. None unless every such chain in the statement has one
-    reading and the result passes the schema check."""
+    it wrote on `os.name` reads it too. None unless the statement reads one such chain (once
+    or more), one relationship links the two labels, and the result passes the schema check."""
     names = referenced_names(cypher)
     tokens = tokenize(cypher)
     by_stem = {stem(label.name): label for label in schema.labels}
@@ -201,10 +201,7 @@ def label_chain(cypher: str, schema: GraphSchema) -> tuple[str, str] | None:
         if word not in names.variables and word not in taken
         else fresh_variable(other.name, taken)
     )
-    edits = [(tokens[k].position, tokens[k + 2].end, new) for k in at]
-    text = cypher
-    for left, right, replacement in sorted(edits, reverse=True):
-        text = text[:left] + replacement + text[right:]
+    text = _replaced(cypher, [(tokens[k].position, tokens[k + 2].end, new) for k in at])
     changed = _add_hop(
         text, tokenize(text), var, own.name, other.name, start, rel_type, referenced_names(text),
         set(), new,
@@ -240,18 +237,18 @@ def _from_a_node_matched_with_it(
     other = end if start == label else start
     tokens = tokenize(cypher)
     new = fresh_variable(other, set(names.variables) | {t.name for t in tokens if t.is_name})
-    edits = [
-        (tokens[k].position, tokens[k].end, new)
-        for k in range(len(tokens) - 2)
-        if tokens[k].is_name
-        and tokens[k].name == var
-        and tokens[k + 1].is_punct(".")
-        and tokens[k + 2].name == prop
-        and not (k and tokens[k - 1].is_punct("."))
-    ]
-    text = cypher
-    for left, right, replacement in sorted(edits, reverse=True):
-        text = text[:left] + replacement + text[right:]
+    text = _replaced(
+        cypher,
+        [
+            (tokens[k].position, tokens[k].end, new)
+            for k in range(len(tokens) - 2)
+            if tokens[k].is_name
+            and tokens[k].name == var
+            and tokens[k + 1].is_punct(".")
+            and tokens[k + 2].name == prop
+            and not (k and tokens[k - 1].is_punct("."))
+        ],
+    )
     changed = _add_hop(
         text,
         tokenize(text),
@@ -269,6 +266,13 @@ def _from_a_node_matched_with_it(
     return changed, (
         f"{var}.{prop} read from the {other} next to {near} (:{start})-[:{rel_type}]->(:{end})"
     )
+
+
+def _replaced(text: str, edits: list[tuple[int, int, str]]) -> str:
+    """`text` with each (start, stop, replacement) edit made, the last first."""
+    for left, right, replacement in sorted(edits, reverse=True):
+        text = text[:left] + replacement + text[right:]
+    return text
 
 
 def _same_node(entries: list[MapEntry], entry: MapEntry) -> list[MapEntry]:
@@ -496,7 +500,8 @@ def grouped_with(
         for k in range(item.first, item.end)
         if tokens[k].is_name and tokens[k].kind == "identifier"
         and tokens[k].name not in names.variables
-        and not tokens[k + 1].is_punct("(") and not tokens[k - 1].is_punct(".")
+        and not (k + 1 < len(tokens) and tokens[k + 1].is_punct("("))
+        and not tokens[k - 1].is_punct(".")
     ]  # fmt: skip
     for var in dict.fromkeys(unmatched):
         bound = bind_unbound_variable(f"'{var}' not defined", fixed, schema, asked_labels, question)

@@ -12,10 +12,10 @@ from graph_agent.graphdb.schema import schema_vocabulary
 from graph_agent.lint import MapEntry, node_map_entries, without_entries
 from graph_agent.question_fit import any_depth_fix
 from graph_agent.repair.comparisons import (
-    NUMBER_WORDS,
     aggregate_bound_fix,
     comparison_fix,
     or_map_fix,
+    said,
 )
 from graph_agent.repair.edits import (
     aggregate_by_alias,
@@ -128,7 +128,7 @@ def map_as_value(case: Case) -> Fix | None:
         wanted = {"STRING"} if value[0] in "'\"" else {"INTEGER", "FLOAT"}
         if prop is None or not wanted & set(prop.types):
             return None  # 'Earliest' for a year: a word of the question, not a value
-        return f"{entry.prop}: {value}" if _said(value.strip("'\""), case.question) else None
+        return f"{entry.prop}: {value}" if said(value.strip("'\""), case.question) else None
 
     unwrapped = {e: inner(e) for e in bad}
     fixed = without_entries(case.cypher, entries, lambda e: e in unwrapped, unwrapped.get)
@@ -142,17 +142,6 @@ def map_as_value(case: Case) -> Fix | None:
 
 
 _SAME_KEY_MAP = re.compile(r"\{\s*(\w+)\s*:\s*(-?\d+(?:\.\d+)?|'[^'\n]*'|\"[^\"\n]*\")\s*\}")
-
-
-def _said(value: str, question: str) -> bool:
-    """Whether the question says `value`: as written (case aside, whole words), or a whole
-    number up to twenty in words ("five runways" for 5)."""
-    text = question.casefold()
-    if re.search(rf"(?<!\w){re.escape(value.casefold())}(?!\w)", text):
-        return True
-    if value.isdigit() and int(value) < len(NUMBER_WORDS):
-        return re.search(rf"\b{NUMBER_WORDS[int(value)]}\b", text) is not None
-    return False
 
 
 @rule("or-in-map", V, S, Kind.REWRITE)
