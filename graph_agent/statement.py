@@ -60,6 +60,20 @@ def fresh_variable(label: str, taken: Collection[str]) -> str:
     return next((c for c in candidates if c not in taken), "node")
 
 
+def property_reads(tokens: Sequence[Token], var: str, props: Collection[str]) -> list[int]:
+    """Indexes of the tokens that start a read of `var.<prop>` for a prop in `props` (not a
+    read further along a chain, `x.var.prop`)."""
+    return [
+        k
+        for k in range(len(tokens) - 2)
+        if tokens[k].is_name
+        and tokens[k].name == var
+        and tokens[k + 1].is_punct(".")
+        and tokens[k + 2].name in props
+        and not (k and tokens[k - 1].is_punct("."))
+    ]
+
+
 def needs_limit(cypher: str) -> bool:
     """True when the statement has no LIMIT, no UNION and its final RETURN does not aggregate."""
     tokens = tokenize(cypher)

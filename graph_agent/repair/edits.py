@@ -15,6 +15,7 @@ from graph_agent.statement import (
     Statement,
     fresh_variable,
     is_aggregate_call,
+    property_reads,
     top_level_clauses,
 )
 from guardrails import (
@@ -237,18 +238,8 @@ def _from_a_node_matched_with_it(
     other = end if start == label else start
     tokens = tokenize(cypher)
     new = fresh_variable(other, set(names.variables) | {t.name for t in tokens if t.is_name})
-    text = _replaced(
-        cypher,
-        [
-            (tokens[k].position, tokens[k].end, new)
-            for k in range(len(tokens) - 2)
-            if tokens[k].is_name
-            and tokens[k].name == var
-            and tokens[k + 1].is_punct(".")
-            and tokens[k + 2].name == prop
-            and not (k and tokens[k - 1].is_punct("."))
-        ],
-    )
+    reads = property_reads(tokens, var, {prop})
+    text = _replaced(cypher, [(tokens[k].position, tokens[k].end, new) for k in reads])
     changed = _add_hop(
         text,
         tokenize(text),
@@ -375,15 +366,7 @@ def _add_hop(
     arrow = f"-[:{rel_type}]->" if start == label else f"<-[:{rel_type}]-"
     node = f"({new}:{other}" + (f" {{{carried}}})" if carried else ")")
     edits = [(end, end, f", ({var}){arrow}{node}" + (" " if end < len(cypher) else ""))]
-    for k in range(len(tokens) - 2):
-        if (
-            tokens[k].is_name
-            and tokens[k].name == var
-            and tokens[k + 1].is_punct(".")
-            and tokens[k + 2].name in moved
-            and not (k and tokens[k - 1].is_punct("."))
-        ):
-            edits.append((tokens[k].position, tokens[k].end, new))
+    edits += [(tokens[k].position, tokens[k].end, new) for k in property_reads(tokens, var, moved)]
     text = cypher
     for left, right, replacement in sorted(edits, reverse=True):
         head = text[:left].rstrip() if left == right else text[:left]

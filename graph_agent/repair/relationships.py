@@ -20,7 +20,7 @@ from dataclasses import dataclass
 
 from graph_agent.graphdb.protocol import GraphSchema
 from graph_agent.schema_check import arrow, check_schema, has_property, two_hop_paths
-from graph_agent.statement import fresh_variable
+from graph_agent.statement import fresh_variable, property_reads
 from guardrails import (
     ReferencedNames,
     Token,
@@ -192,12 +192,7 @@ def relationship_property(cypher: str, schema: GraphSchema) -> tuple[str, str] |
         edits = [] if hop.rel_var else [(at, at, rel_var)]
         edits += [
             (tokens[k].position, tokens[k].end, rel_var)
-            for k in range(len(tokens) - 2)
-            if tokens[k].is_name
-            and tokens[k].name == var
-            and tokens[k + 1].is_punct(".")
-            and tokens[k + 2].name == prop
-            and not (k and tokens[k - 1].is_punct("."))
+            for k in property_reads(tokens, var, {prop})
         ]
         fixed = cypher
         for start, end, text in sorted(edits, reverse=True):
