@@ -78,20 +78,26 @@ def test_zero_rows_with_the_stored_value_used_are_an_answer(demo_db: GraphDB) ->
     assert result.llm_calls == 3
 
 
+def _ask_with_the_team_on_the_service(
+    db: GraphDB, *after: str, **config: Any
+) -> tuple[AgentResult, ScriptedChatModel]:
+    """The Payments question written with the team's name on the Service, then `after` (the
+    model's next replies), then an evaluation."""
+    written = "MATCH (s:Service {name: 'Payments'}) RETURN s.name AS service"
+    model = ScriptedChatModel(
+        replies=[guard_reply(), cypher_reply(written), *after, evaluation_reply(answer="ok")]
+    )
+    agent, _spy = _agent(db, model, **config)
+    return agent.run(QUESTION), model
+
+
 def test_zero_rows_on_a_value_the_node_next_to_it_holds_name_the_relationship(
     demo_db: GraphDB,
 ) -> None:
     # As `(:Version {name: 'Ubuntu'})` on a graph where Ubuntu is a Software with versions.
-    model = ScriptedChatModel(
-        replies=[
-            guard_reply(),
-            cypher_reply("MATCH (s:Service {name: 'Payments'}) RETURN s.name AS service"),
-            cypher_reply(GOLD),
-            evaluation_reply(answer="ok"),
-        ]
+    result, model = _ask_with_the_team_on_the_service(
+        demo_db, cypher_reply(GOLD), disabled_rules=NOTE_ONLY
     )
-    agent, _spy = _agent(demo_db, model, disabled_rules=NOTE_ONLY)
-    result = agent.run(QUESTION)
     assert [a.stage for a in result.attempts] == ["value_next_door", "ok"]
     assert (
         "no Service has name 'Payments', but 'Payments' is a Team's name. Reach the Service "
@@ -106,15 +112,7 @@ def test_a_value_the_node_next_door_holds_is_read_there_without_a_correction(
 ) -> None:
     # The same statement with value-moved on: one statement through the neighbour finds rows,
     # so it is read and answers; the model is not asked again.
-    model = ScriptedChatModel(
-        replies=[
-            guard_reply(),
-            cypher_reply("MATCH (s:Service {name: 'Payments'}) RETURN s.name AS service"),
-            evaluation_reply(answer="ok"),
-        ]
-    )
-    agent, _spy = _agent(demo_db, model)
-    result = agent.run(QUESTION)
+    result, _model = _ask_with_the_team_on_the_service(demo_db)
     moved = "MATCH (s:Service)<-[:OWNS]-(:Team {name: 'Payments'}) RETURN s.name AS service"
     assert [a.stage for a in result.attempts] == ["ok"]
     assert (result.cypher or "").startswith(moved)  # then the row cap every statement gets
