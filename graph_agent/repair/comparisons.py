@@ -100,21 +100,28 @@ def _add_condition(cypher: str, node_at: int, condition: str) -> str | None:
     """`condition` added to the WHERE of the MATCH holding the node pattern at offset
     `node_at` (the WHERE it has, in brackets, or a new one); None when no MATCH holds it."""
     statement = Statement(cypher)
-    tokens = statement.tokens
     holding = _clause_at(statement, node_at)
     if holding is None or statement.keyword_at(holding) != "MATCH":
         return None
-    end = statement.clause_end(holding)
+    edits = _where_edits(statement, holding, condition)
+    return None if edits is None else statement.edited(edits)
+
+
+def _where_edits(
+    statement: Statement, clause: int, condition: str
+) -> list[tuple[int, int, str]] | None:
+    """The edits that put `condition` in the WHERE after the clause at `clause` (ANDed with
+    the one there, which goes in brackets, or a new WHERE); None when that WHERE is empty."""
+    tokens = statement.tokens
+    end = statement.clause_end(clause)
     if end < len(tokens) and statement.keyword_at(end) == "WHERE":
         stop = statement.clause_end(end)
         if stop <= end + 1:
             return None
         first, last = tokens[end + 1].position, tokens[stop - 1].end
-        return f"{cypher[:first]}{condition} AND ({cypher[first:last]}){cypher[last:]}"
-    if end >= len(tokens):
-        return f"{cypher.rstrip()} WHERE {condition}"
-    at = tokens[end].position
-    return f"{cypher[:at]}WHERE {condition} {cypher[at:]}"
+        return [(first, first, f"{condition} AND ("), (last, last, ")")]
+    last = tokens[end - 1].end
+    return [(last, last, f" WHERE {condition}")]
 
 
 def _equalities(cypher: str, bounds: dict[str, str]) -> tuple[str, list[str]]:
@@ -187,7 +194,10 @@ def aggregate_bound_fix(cypher: str, question: str) -> tuple[str, str] | None:
         ):
             return None
         condition = f"{quote_name_if_needed(measured.alias)} {op} {number}"
-        _add_to_where(statement, at, condition, edits)
+        where = _where_edits(statement, at, condition)
+        if where is None:
+            return None
+        edits.extend(where)
     else:
         moved = _return_through_with(statement, at, measured, f"{op} {number}")
         if moved is None:
@@ -235,21 +245,6 @@ def said(value: str, question: str) -> bool:
     if value.isdigit() and int(value) < len(NUMBER_WORDS):
         return re.search(rf"\b{NUMBER_WORDS[int(value)]}\b", text) is not None
     return False
-
-
-def _add_to_where(
-    statement: Statement, at: int, condition: str, edits: list[tuple[int, int, str]]
-) -> None:
-    """`condition` put in the WHERE after the clause at `at` (ANDed with the one there)."""
-    tokens = statement.tokens
-    end = statement.clause_end(at)
-    if end < len(tokens) and statement.keyword_at(end) == "WHERE":
-        first = tokens[end + 1].position
-        last = tokens[statement.clause_end(end) - 1].end
-        edits.extend([(first, first, f"{condition} AND ("), (last, last, ")")])
-    else:
-        last = tokens[end - 1].end
-        edits.append((last, last, f" WHERE {condition}"))
 
 
 def _return_through_with(
