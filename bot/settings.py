@@ -84,6 +84,15 @@ class Settings(BaseSettings):
         "(a local one queues them). Test splits, local 1.5B model, 3 vs 1: strict 50% -> 54%, "
         "2x the calls and tokens, 2.5x the median latency (docs/eval.md).",
     )
+    retry_candidates: int = Field(
+        1,
+        ge=1,
+        le=5,
+        description="Statements the first correction offers when the first statement failed: "
+        "the correction and N-1 fresh generations at temperature 0.7, asked at once; every one "
+        "that passes the checks is run, rows before none, then the rows most agree on. "
+        "1: one correction call. The happy path never pays for it (docs/eval.md).",
+    )
     query_timeout_s: float = Field(10.0, description="Engine timeout per query.")
     question_deadline_s: float = Field(180.0, description="Deadline across all attempts.")
     rows_to_llm: int = Field(100, description="Rows the answer step sees.")

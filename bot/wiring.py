@@ -36,6 +36,7 @@ def agent_config(settings: Settings) -> AgentConfig:
     return AgentConfig(
         max_attempts=settings.max_attempts,
         candidates=settings.candidates_in_use,
+        retry_candidates=settings.retry_candidates,
         query_timeout_s=settings.query_timeout_s,
         question_deadline_s=settings.question_deadline_s,
         rows_to_llm=settings.rows_to_llm,

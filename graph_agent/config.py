@@ -19,6 +19,11 @@ class AgentConfig:
     """Statements the first generation samples (1: one call, as always; N > 1: N calls, the
     others at a temperature above 0, every one that passes the checks is run, and the rows
     most of them agree on go on: graph_agent/candidates.py). Corrections stay single."""
+    retry_candidates: int = 1
+    """Statements the first correction offers when the first statement failed (1: the one
+    correction call; N > 1: that call and N - 1 fresh generations at a temperature above 0,
+    asked at once, every one that passes the checks run, rows before no rows, then the rows
+    most of them agree on). The happy path never pays for it."""
     query_timeout_s: float = 10.0
     """Engine timeout per statement."""
     question_deadline_s: float = 180.0

@@ -83,7 +83,8 @@ class Attempt:
 
 @dataclass(frozen=True)
 class Candidate:
-    """One statement the first generation sampled (CANDIDATES > 1), and what became of it."""
+    """One statement a sampled step offered (the first generation with CANDIDATES > 1, the
+    first correction with RETRY_CANDIDATES > 1), and what became of it."""
 
     cypher: str
     """As it ran (after the validate rules' rewrites), or as far as it got when it failed."""
@@ -97,9 +98,12 @@ class Candidate:
     """Candidates that returned the same rows, itself included (0 when it failed)."""
     chosen: bool = False
     """Its rows went on to the answer step (or, when none ran, its failure to the correction)."""
+    attempt: int = 1
+    """The attempt it was offered for: 1, the first generation; 2, the first correction."""
 
     def to_json(self) -> dict[str, Any]:
         return {
+            "attempt": self.attempt,
             "cypher": self.cypher,
             "temperature": self.temperature,
             "rows": self.rows,

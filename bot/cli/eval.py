@@ -350,6 +350,7 @@ def register(app: typer.Typer) -> None:
             concurrency=concurrency,
             disabled_rules=disabled,
             candidates=s.candidates_in_use,
+            retry_candidates=s.retry_candidates,
             channel=channel,
             policy=channel_policy(ctx, channel),
         )

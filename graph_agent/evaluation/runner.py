@@ -56,6 +56,9 @@ class RunOptions:
     candidates: int | None = None
     """Statements the first generation samples in this run (CANDIDATES); None: the agent's
     own setting. Runs with more than one are keyed apart, so 1 and 3 can be compared."""
+    retry_candidates: int | None = None
+    """Statements the first correction offers in this run (RETRY_CANDIDATES); None: the
+    agent's own setting. Keyed apart as `candidates` is."""
 
     @property
     def key(self) -> str:
@@ -63,6 +66,8 @@ class RunOptions:
         key = f"{self.mode}/examples-{'on' if self.examples else 'off'}"
         if self.candidates is not None and self.candidates > 1 and self.mode == "full":
             key += f"/candidates-{self.candidates}"
+        if self.retry_candidates is not None and self.retry_candidates > 1 and self.mode == "full":
+            key += f"/retry-{self.retry_candidates}"
         key += "".join(f"/without-{name}" for name in sorted(self.disabled_rules))
         return key + (f"/channel-{self.channel}" if self.channel else "")
 
@@ -326,6 +331,7 @@ def with_deadline(
     timeout_s: float,
     disabled_rules: frozenset[str] = frozenset(),
     candidates: int | None = None,
+    retry_candidates: int | None = None,
 ) -> Agent:
     """The same agent (database, models, examples) whose question deadline is the timeout,
     longer or shorter than QUESTION_DEADLINE_S: `--timeout` is the limit the run measures."""
@@ -334,6 +340,8 @@ def with_deadline(
         config = replace(config, disabled_rules=config.disabled_rules | disabled_rules)
     if candidates is not None:
         config = replace(config, candidates=candidates)
+    if retry_candidates is not None:
+        config = replace(config, retry_candidates=retry_candidates)
     return Agent(agent.db, agent.llms, agent.examples, config, agent.policy)
 
 
@@ -353,7 +361,13 @@ async def evaluate(
     records. `on_record` receives each new record as soon as it is scored.
     """
     done = done or {}
-    agent = with_deadline(agent, options.timeout_s, options.disabled_rules, options.candidates)
+    agent = with_deadline(
+        agent,
+        options.timeout_s,
+        options.disabled_rules,
+        options.candidates,
+        options.retry_candidates,
+    )
     gold_cache = gold_cache or GoldCache(agent)
     semaphore = asyncio.Semaphore(max(1, options.concurrency))
     records: list[dict[str, Any]] = []

@@ -1,5 +1,5 @@
 """Generate and correct: one LLM call each for a statement (generate samples several when
-CANDIDATES > 1)."""
+CANDIDATES > 1, the first correction when RETRY_CANDIDATES > 1)."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ from langchain_core.messages import BaseMessage
 from langgraph.runtime import Runtime
 
 from graph_agent import prompts
-from graph_agent.candidates import sample
+from graph_agent.candidates import RETRY_STEP, SAMPLE_TEMPERATURE, Ask, ask_all, sample
 from graph_agent.context import Context
 from graph_agent.llm import call_llm
 from graph_agent.nodes.common import Update, cut_off, llm_timeout, no_data, step
@@ -79,7 +79,8 @@ async def _sampled(ctx: Context, messages: list[BaseMessage], count: int) -> Upd
 
 @step("correct")
 async def correct(state: AgentState, runtime: Runtime[Context]) -> Update:
-    """A new statement from the failed one and what went wrong (one LLM call)."""
+    """A new statement from the failed one and what went wrong (one LLM call; the first
+    correction with RETRY_CANDIDATES = N > 1 asks N at once, for the choose step)."""
     ctx = runtime.context
     attempt = state["attempt_count"] + 1
     if ctx.llms is None:
@@ -99,6 +100,25 @@ async def correct(state: AgentState, runtime: Runtime[Context]) -> Update:
     previous = state.get("cypher") or state.get("draft", "")
     error = state.get("last_error") or "unknown problem"
     messages = prompts.CORRECT.render(**parts, cypher=previous, error=error)
+    update: Update = {"attempt_count": attempt, **found}
+    if attempt == 2 and (count := ctx.config.retry_candidates) > 1:
+        # Beside the correction, fresh statements for the question as generate asked it: when
+        # the first statement went wrong, another path is as likely to help as a mended one.
+        fresh = prompts.GENERATE.render(**parts)
+        asks = [
+            Ask(messages, "correct", None),
+            *[Ask(fresh, RETRY_STEP, SAMPLE_TEMPERATURE)] * (count - 1),
+        ]
+        drafts, calls = await ask_all(
+            ctx.llms.cypher,
+            asks,
+            timeout_s=llm_timeout(ctx),
+            max_tokens=ctx.config.llm_max_tokens,
+        )
+        update |= {"draft": drafts[0].reply, "llm_calls": calls}
+        if (missing := no_data(drafts[0].reply)) is not None:
+            return update | {"outcome": "no_data", "answer": f"The graph has no data on {missing}"}
+        return update | {"candidate_drafts": drafts}
     reply, call = await call_llm(
         ctx.llms.cypher,
         messages,
@@ -106,9 +126,7 @@ async def correct(state: AgentState, runtime: Runtime[Context]) -> Update:
         timeout_s=llm_timeout(ctx),
         max_tokens=ctx.config.llm_max_tokens,
     )
-    calls = [call]
-    update: Update = {"attempt_count": attempt, **found}
-    update |= {"draft": reply, "llm_calls": calls}
+    update |= {"draft": reply, "llm_calls": [call]}
     if (missing := no_data(reply)) is not None:
         update |= {"outcome": "no_data", "answer": f"The graph has no data on {missing}"}
     elif call.cut_off:

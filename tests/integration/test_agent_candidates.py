@@ -13,12 +13,12 @@ import pytest
 from langchain_core.messages import AIMessage
 
 from graph_agent.agent import Agent
-from graph_agent.candidates import SAMPLE_STEP, SAMPLE_TEMPERATURE
+from graph_agent.candidates import RETRY_STEP, SAMPLE_STEP, SAMPLE_TEMPERATURE
 from graph_agent.config import AgentConfig
 from graph_agent.examples import InMemoryExampleStore
 from graph_agent.graphdb import GraphDB
 from graph_agent.llm import LLMs
-from rig.scripted_llm import ScriptedChatModel, cypher_reply
+from rig.scripted_llm import ScriptedChatModel, cypher_reply, evaluation_reply
 
 QUESTION = "How many services are there?"
 SERVICES = "MATCH (s:Service) RETURN count(s) AS services"
@@ -154,3 +154,91 @@ def test_the_single_shot_baseline_stays_one_generation(demo_db: GraphDB) -> None
     model = ScriptedChatModel(replies=[cypher_reply(SERVICES)])
     result = _agent(demo_db, model, candidates=3).run(QUESTION, flow="single-shot")
     assert result.llm_steps == ["generate"] and result.candidates == []
+
+
+# --- the first correction's candidates (RETRY_CANDIDATES) --------------------------------------
+
+
+def test_a_first_statement_that_answers_asks_no_retry_candidates(demo_db: GraphDB) -> None:
+    model = ScriptedChatModel(replies=[cypher_reply(SERVICES)])
+    result = _agent(demo_db, model, retry_candidates=3).run(QUESTION)
+    assert result.llm_steps == ["generate"] and result.candidates == []
+    assert all("temperature" not in kwargs for kwargs in model.call_kwargs)
+
+
+def test_the_first_correction_asks_fresh_statements_beside_it(
+    demo_db: GraphDB, counts: dict[str, int]
+) -> None:
+    # The first statement names a label the graph lacks; the correction counts only some
+    # services, both fresh statements count them all: their rows are chosen.
+    model = ScriptedChatModel(
+        replies=[cypher_reply(NO_SUCH_LABEL), cypher_reply(ON_POSTGRES)],
+        sampled=[cypher_reply(SERVICES), cypher_reply(SERVICES_TOO)],
+    )
+    result = _agent(demo_db, model, retry_candidates=3).run(QUESTION)
+    assert result.outcome == "answered" and result.rows == [[counts[SERVICES]]]
+    assert result.llm_steps == ["generate", "correct", RETRY_STEP, RETRY_STEP]
+    assert _temperatures(model) == [0, 0, SAMPLE_TEMPERATURE, SAMPLE_TEMPERATURE]
+    generate, correction, *fresh = model.prompts
+    # The correction sees the failed statement and its error; the fresh ones are asked the
+    # question exactly as the first generation was.
+    assert "Robot" in correction and "Robot" not in generate
+    assert fresh == [generate, generate]
+    first, *samples = result.candidates
+    assert [c.attempt for c in result.candidates] == [2, 2, 2]
+    assert first.temperature == 0 and "PostgreSQL" in first.cypher and not first.chosen
+    assert [c.agreeing for c in samples] == [2, 2] and [c.chosen for c in samples] == [True, False]
+    assert [a.stage for a in result.attempts] == ["schema", "ok"]
+    assert result.self_healed
+
+
+def test_a_retry_candidate_with_rows_beats_agreeing_empty_ones(
+    demo_db: GraphDB, counts: dict[str, int]
+) -> None:
+    nothing = "MATCH (s:Service) WHERE s.tier > 100 RETURN s.name AS name"
+    model = ScriptedChatModel(
+        replies=[cypher_reply(NO_SUCH_LABEL), cypher_reply(SERVICES)],
+        sampled=[cypher_reply(nothing), cypher_reply(nothing)],
+    )
+    result = _agent(demo_db, model, retry_candidates=3).run(QUESTION)
+    assert result.rows == [[counts[SERVICES]]]
+    assert [(c.rows, c.agreeing, c.chosen) for c in result.candidates] == [
+        (1, 1, True),
+        (0, 2, False),
+        (0, 2, False),
+    ]
+
+
+def test_a_retry_candidate_that_repeats_the_failed_statement_does_not_run_again(
+    demo_db: GraphDB, counts: dict[str, int]
+) -> None:
+    # The first statement ran and found nothing, and the evaluator said so; a fresh sample
+    # writes it again, word for word: it fails with the evaluator's words, without running.
+    empty = "MATCH (s:Service) WHERE s.tier > 100 RETURN s.name AS name"
+    doubt = "No tier is above 100: count every service instead."
+    model = ScriptedChatModel(
+        replies=[
+            cypher_reply(empty),
+            evaluation_reply(answers=False, feedback=doubt),
+            cypher_reply(SERVICES),
+        ],
+        sampled=[cypher_reply(empty), cypher_reply(ON_POSTGRES)],
+    )
+    result = _agent(demo_db, model, retry_candidates=3).run(QUESTION)
+    assert result.attempts[0].stage == "evaluate" and doubt in (result.attempts[0].error or "")
+    correction, repeated, other = result.candidates
+    assert repeated.rows is None and repeated.error == result.attempts[0].error
+    assert repeated.cypher == result.attempts[0].cypher
+    assert correction.rows == other.rows == 1 and correction.chosen
+    assert result.rows == [[counts[SERVICES]]]
+
+
+def test_retry_candidates_ask_once_per_question(demo_db: GraphDB) -> None:
+    # Three attempts allowed: only the first correction samples; the second asks once.
+    model = ScriptedChatModel(
+        replies=[cypher_reply(NO_SUCH_LABEL)] * 2 + [cypher_reply(SERVICES)],
+        sampled=[cypher_reply(NO_SUCH_LABEL)] * 2,
+    )
+    result = _agent(demo_db, model, retry_candidates=3, max_attempts=3).run(QUESTION)
+    assert result.llm_steps == ["generate", "correct", RETRY_STEP, RETRY_STEP, "correct"]
+    assert result.outcome == "answered"

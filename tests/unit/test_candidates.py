@@ -48,6 +48,21 @@ def test_pick(results: list[Any], chosen: int | None, agreeing: list[int]) -> No
     assert agreement(results) == agreeing
 
 
+RETRY_PICKS: list[tuple[list[Any], int | None]] = [
+    # A correction's candidates: any rows before no rows, then as `pick`.
+    ([[], [], B], 2),  # the two that agree on nothing lose to the one with rows
+    ([[], B, A], 1),  # rows tied one to one: the earliest of them
+    ([B, A, A_REORDERED], 1),
+    ([None, [], None], 1),  # nothing but no rows: still chosen over failures
+    ([None, None], None),
+]
+
+
+@pytest.mark.parametrize(("results", "chosen"), RETRY_PICKS)
+def test_pick_for_a_correction_puts_rows_first(results: list[Any], chosen: int | None) -> None:
+    assert pick(results, rows_first=True) == chosen
+
+
 def test_rows_key_ignores_order_but_not_repeats_or_types() -> None:
     assert rows_key(A) == rows_key(A_REORDERED)
     assert rows_key(B) != rows_key(B + B)
@@ -100,6 +115,11 @@ def test_runs_with_several_candidates_are_keyed_apart() -> None:
     assert RunOptions().key == RunOptions(candidates=1).key == "full/examples-on"
     assert RunOptions(candidates=3).key == "full/examples-on/candidates-3"
     assert RunOptions(mode="single-shot", candidates=3).key == "single-shot/examples-on"
+    assert RunOptions(retry_candidates=1).key == "full/examples-on"
+    assert RunOptions(retry_candidates=3).key == "full/examples-on/retry-3"
+    assert (
+        RunOptions(candidates=3, retry_candidates=2).key == "full/examples-on/candidates-3/retry-2"
+    )
 
 
 def test_the_record_lists_the_candidates() -> None:
@@ -109,3 +129,6 @@ def test_the_record_lists_the_candidates() -> None:
     record = score_record(EvalItem(id="1", question="q"), RunOptions(), result, None, latency_ms=1)
     assert record["candidates"] == [chosen.to_json(), failed.to_json()]
     assert record["candidates"][1]["rows"] is None and record["candidates"][0]["chosen"]
+    assert [c["attempt"] for c in record["candidates"]] == [1, 1]
+    retried = Candidate("MATCH (n) RETURN n", 0.0, attempt=2).to_json()
+    assert retried["attempt"] == 2

@@ -67,3 +67,13 @@ def test_candidates_unset_are_three_on_openai_and_one_on_a_server_of_ones_own(
     monkeypatch.setenv("CANDIDATES", "2")
     assert Settings(_env_file=None, openai_api_key=SecretStr("sk-x")).candidates_in_use == 2
     assert agent_config(local).candidates == 1
+
+
+def test_retry_candidates_reach_the_agent_and_are_bounded(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("RETRY_CANDIDATES", "3")
+    assert agent_config(Settings(_env_file=None)).retry_candidates == 3
+    from pydantic import ValidationError
+
+    monkeypatch.setenv("RETRY_CANDIDATES", "9")
+    with pytest.raises(ValidationError, match="retry_candidates"):
+        Settings(_env_file=None)
