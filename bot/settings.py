@@ -10,6 +10,7 @@ from urllib.parse import urlsplit
 from pydantic import Field, SecretStr, field_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
+from graph_agent.candidates import RETRY_CANDIDATES
 from graph_agent.config import GuardFirst
 from guardrails.channels import parse_channel_restrictions
 from guardrails.redact import SecretFilter
@@ -85,13 +86,15 @@ class Settings(BaseSettings):
         "2x the calls and tokens, 2.5x the median latency (docs/eval.md).",
     )
     retry_candidates: int = Field(
-        1,
+        RETRY_CANDIDATES,
         ge=1,
         le=5,
         description="Statements the first correction offers when the first statement failed: "
         "the correction and N-1 fresh generations at temperature 0.7, asked at once; every one "
-        "that passes the checks is run, rows before none, then the rows most agree on. "
-        "1: one correction call. The happy path never pays for it (docs/eval.md).",
+        "that passes the checks is run, rows before none, then the rows most agree on (1: one "
+        "correction call). The happy path never pays for it. Test splits, local 1.5B model, 3 "
+        "vs 1: strict 86 -> 90 of 160, LLM calls 1.21 -> 1.55, p50 3.6 -> 3.4 s, p95 8.9 -> "
+        "16.0 s (docs/eval.md).",
     )
     query_timeout_s: float = Field(10.0, description="Engine timeout per query.")
     question_deadline_s: float = Field(180.0, description="Deadline across all attempts.")

@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import Any, Literal
 
 from graph_agent.agent import Agent
+from graph_agent.candidates import RETRY_CANDIDATES
 from graph_agent.evaluation.items import EvalItem, chains
 from graph_agent.evaluation.scoring import (
     asked_back,
@@ -58,7 +59,7 @@ class RunOptions:
     own setting. Runs with more than one are keyed apart, so 1 and 3 can be compared."""
     retry_candidates: int | None = None
     """Statements the first correction offers in this run (RETRY_CANDIDATES); None: the
-    agent's own setting. Keyed apart as `candidates` is."""
+    agent's own setting. Keyed apart when it is not the product's default (3)."""
 
     @property
     def key(self) -> str:
@@ -66,8 +67,9 @@ class RunOptions:
         key = f"{self.mode}/examples-{'on' if self.examples else 'off'}"
         if self.candidates is not None and self.candidates > 1 and self.mode == "full":
             key += f"/candidates-{self.candidates}"
-        if self.retry_candidates is not None and self.retry_candidates > 1 and self.mode == "full":
-            key += f"/retry-{self.retry_candidates}"
+        retry = self.retry_candidates
+        if retry is not None and retry != RETRY_CANDIDATES and self.mode == "full":
+            key += f"/retry-{retry}"
         key += "".join(f"/without-{name}" for name in sorted(self.disabled_rules))
         return key + (f"/channel-{self.channel}" if self.channel else "")
 

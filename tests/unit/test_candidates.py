@@ -9,6 +9,7 @@ from typing import Any
 import pytest
 
 from graph_agent.candidates import (
+    RETRY_CANDIDATES,
     SAMPLE_STEP,
     SAMPLE_TEMPERATURE,
     agreement,
@@ -115,8 +116,9 @@ def test_runs_with_several_candidates_are_keyed_apart() -> None:
     assert RunOptions().key == RunOptions(candidates=1).key == "full/examples-on"
     assert RunOptions(candidates=3).key == "full/examples-on/candidates-3"
     assert RunOptions(mode="single-shot", candidates=3).key == "single-shot/examples-on"
-    assert RunOptions(retry_candidates=1).key == "full/examples-on"
-    assert RunOptions(retry_candidates=3).key == "full/examples-on/retry-3"
+    # The product's RETRY_CANDIDATES is the plain run; another number is its own.
+    assert RunOptions(retry_candidates=RETRY_CANDIDATES).key == "full/examples-on"
+    assert RunOptions(retry_candidates=1).key == "full/examples-on/retry-1"
     assert (
         RunOptions(candidates=3, retry_candidates=2).key == "full/examples-on/candidates-3/retry-2"
     )
