@@ -18,7 +18,8 @@ class AgentConfig:
     candidates: int = 1
     """Statements the first generation samples (1: one call, as always; N > 1: N calls, the
     others at a temperature above 0, every one that passes the checks is run, and the rows
-    most of them agree on go on: graph_agent/candidates.py). Corrections stay single."""
+    most of them agree on go on: graph_agent/candidates.py). The first correction has its own
+    number, retry_candidates."""
     retry_candidates: int = 1
     """Statements the first correction offers when the first statement failed (1: the one
     correction call; N > 1: that call and N - 1 fresh generations at a temperature above 0,

@@ -161,12 +161,13 @@ def print_result(result: AgentResult, *, details: bool = True) -> None:
             fired.add_row(str(firing.attempt), firing.rule, firing.kind, firing.detail)
         console.print(fired)
     if result.candidates:
-        columns = ("#", "chosen", "agreeing", "rows or error", "statement")
+        columns = ("#", "attempt", "chosen", "agreeing", "rows or error", "statement")
         sampled = Table(*columns, title="Candidates", title_justify="left")
         for n, candidate in enumerate(result.candidates, start=1):
             outcome = str(candidate.rows) if candidate.rows is not None else candidate.error
             sampled.add_row(
                 str(n),
+                str(candidate.attempt),
                 "✓" if candidate.chosen else "",
                 str(candidate.agreeing),
                 outcome or "",
