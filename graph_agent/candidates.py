@@ -14,6 +14,7 @@ from langchain_core.messages import BaseMessage
 from langchain_core.runnables import Runnable
 
 from graph_agent.llm import LLMCall, call_llm
+from graph_agent.repair.probes import nothing_found
 from graph_agent.state import Draft
 
 logger = logging.getLogger(__name__)
@@ -113,8 +114,9 @@ def agreement(results: Sequence[Rows | None]) -> list[int]:
 
 def pick(results: Sequence[Rows | None], *, rows_first: bool = False) -> int | None:
     """The candidate whose rows go on, None when none ran: one of the largest group of
-    candidates with equal rows; between groups as large, rows before no rows, then the group
-    of the earliest candidate, so the temperature-0 one wins a tie. (The issue lets the
+    candidates with equal rows; between groups as large, rows before no rows (or the one row
+    of zeros an aggregate gives over no match: `nothing_found`), then the group of the
+    earliest candidate, so the temperature-0 one wins a tie. (The issue lets the
     evaluator break ties; that would cost a call per tied group, and the temperature-0
     statement is the one a single generation would have answered with.)
 
@@ -124,6 +126,7 @@ def pick(results: Sequence[Rows | None], *, rows_first: bool = False) -> int | N
     ran = [i for i, rows in enumerate(results) if rows is not None]
     if not ran:
         return None
+    found = [rows is not None and not nothing_found(rows) for rows in results]
     if rows_first:
-        return min(ran, key=lambda i: (not results[i], -counts[i], i))
-    return min(ran, key=lambda i: (-counts[i], not results[i], i))
+        return min(ran, key=lambda i: (not found[i], -counts[i], i))
+    return min(ran, key=lambda i: (-counts[i], not found[i], i))

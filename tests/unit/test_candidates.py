@@ -40,6 +40,7 @@ PICKS: list[tuple[list[Any], int | None, list[int]]] = [
     ([[], [], B], 0, [2, 2, 1]),  # a larger group of no rows still wins
     ([None, None, None], None, [0, 0, 0]),
     ([A], 0, [1]),
+    ([[[0]], B, None], 1, [1, 1, 0]),  # a tie: the zero count of no match is no rows
 ]
 
 
@@ -56,6 +57,7 @@ RETRY_PICKS: list[tuple[list[Any], int | None]] = [
     ([B, A, A_REORDERED], 1),
     ([None, [], None], 1),  # nothing but no rows: still chosen over failures
     ([None, None], None),
+    ([[[0]], [[0]], B], 2),  # zeros over no match count as no rows
 ]
 
 
