@@ -80,9 +80,9 @@ class Settings(BaseSettings):
         le=5,
         description="Statements the first generation samples (N calls, all but one at "
         "temperature 0.7); every one that passes the checks is run and the rows most of them "
-        "agree on are answered (1: one call; the correction's own: RETRY_CANDIDATES). Unset: 3 on OpenAI's "
-        "own API (no OPENAI_BASE_URL: the calls run at once), 1 on an OPENAI_BASE_URL server "
-        "(a local one queues them). Test splits, local 1.5B model, 3 vs 1: strict 50% -> 54%, "
+        "agree on are answered (1: one call; the first correction's: RETRY_CANDIDATES). "
+        "Unset: 3 on OpenAI's own API (no OPENAI_BASE_URL: the calls run at once), 1 on an "
+        "OPENAI_BASE_URL server (a local one queues them). Test splits, local 1.5B model, 3 vs 1: strict 50% -> 54%, "
         "2x the calls and tokens, 2.5x the median latency (docs/eval.md).",
     )
     retry_candidates: int = Field(

@@ -17,7 +17,7 @@ from graph_agent.grounding import (
 )
 from graph_agent.llm import LLMCall
 from graph_agent.nodes.common import Update, attempt_failed, llm_timeout, step
-from graph_agent.repair import Case, Runner, Trigger, probes
+from graph_agent.repair import Case, Runner, Trigger
 from graph_agent.result import Attempt, Stage
 from graph_agent.state import AgentState, UnconfirmedRows
 from graph_agent.structured import Evaluation, ask_structured
@@ -63,8 +63,6 @@ async def evaluate(state: AgentState, runtime: Runtime[Context]) -> Update:
         # At the cap the row count is the cap, not a count: "1000 machines in each zone" was
         # a real 1.5B answer from a capped list of machine names.
         note = f"{len(rows)} rows" + (", the row limit: more may exist" if at_cap else "")
-        if rows and probes.nothing_found(rows):
-            note += ZERO_NOTE
         if shown < len(rows):
             note += f", first {shown} shown"
         parsed, calls = await ask_structured(
@@ -104,8 +102,6 @@ async def evaluate(state: AgentState, runtime: Runtime[Context]) -> Update:
     }
 
 
-ZERO_NOTE = ": only zeros or nulls, what an aggregate returns when its pattern matched nothing"
-"""Told to the evaluator about one row of zeros or nulls, which it would read as a count."""
 PLAIN_ROWS = 20
 PLAIN_COLUMNS = 3
 
@@ -113,14 +109,9 @@ PLAIN_COLUMNS = 3
 def plainly_answers(columns: list[str], rows: list[list[Any]], truncated: bool) -> bool:
     """Rows whose answer needs no model to judge or word: at least one row, at most 20 and
     three columns, not cut at the row limit. An empty result still goes to the evaluator (a
-    wrong filter is its most common catch), and so does the one row of zeros or nulls an
-    aggregate gives over no match ("How many runways do the airports in Spain have?" answered
-    `count(a.runways)` = 0 through `{code: 'Spain'}`, a dev item, with no check at all)."""
+    wrong filter is its most common catch)."""
     return (
-        not probes.nothing_found(rows)
-        and len(rows) <= PLAIN_ROWS
-        and len(columns) <= PLAIN_COLUMNS
-        and not truncated
+        bool(rows) and len(rows) <= PLAIN_ROWS and len(columns) <= PLAIN_COLUMNS and not truncated
     )
 
 

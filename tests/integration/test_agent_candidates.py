@@ -242,3 +242,21 @@ def test_retry_candidates_ask_once_per_question(demo_db: GraphDB) -> None:
     result = _agent(demo_db, model, retry_candidates=3, max_attempts=3).run(QUESTION)
     assert result.llm_steps == ["generate", "correct", RETRY_STEP, RETRY_STEP, "correct"]
     assert result.outcome == "answered"
+
+
+def test_candidates_agreeing_on_a_count_of_nothing_lose_to_one_that_counts(
+    demo_db: GraphDB, counts: dict[str, int]
+) -> None:
+    # count() over no match is one row, 0: as good as no rows when candidates are ranked.
+    zero = "MATCH (s:Service) WHERE s.tier > 100 RETURN count(s) AS services"
+    model = ScriptedChatModel(
+        replies=[cypher_reply(NO_SUCH_LABEL), cypher_reply(zero)],
+        sampled=[cypher_reply(zero.replace("(s)", "(*)")), cypher_reply(SERVICES)],
+    )
+    result = _agent(demo_db, model, retry_candidates=3).run(QUESTION)
+    assert result.rows == [[counts[SERVICES]]]
+    assert [(c.rows, c.agreeing, c.chosen) for c in result.candidates] == [
+        (1, 2, False),
+        (1, 2, False),
+        (1, 1, True),
+    ]
