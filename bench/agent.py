@@ -1,5 +1,6 @@
 """Agent benchmark: LLM calls per question by route, prompt size with/without schema pruning,
-non-LLM time per question (scripted instant model, embedded demo graph)."""
+non-LLM time per question, and what RETRY_CANDIDATES adds to a failed first statement
+(scripted instant model, embedded demo graph)."""
 
 from __future__ import annotations
 
@@ -277,6 +278,69 @@ def bench_routes(db: GraphDB, repeats: int) -> dict[str, Any]:
     }
 
 
+POSTGRES_TEAMS = (
+    "MATCH (t:Team)-[:OWNS]->(:Service)-[:USES]->(:Technology {{name: '{}'}}) "
+    "RETURN DISTINCT t.name AS team ORDER BY team"
+)
+RETRY_CASES: list[tuple[str, str, list[str], tuple[str, str]]] = [
+    # (what failed, question, replies up to the correction, what the two fresh ones write:
+    # other statements with the same rows, so that the choose step runs each)
+    (
+        "the engine",
+        "How many people per team?",
+        [guard_reply(), cypher_reply("MATCH (p:Person RETURN p"), cypher_reply(TEAM_SIZES)],
+        (
+            TEAM_SIZES.replace("(t:Team)", "(x:Team)").replace("t.name", "x.name"),
+            TEAM_SIZES.replace("count(p)", "count(*)"),
+        ),
+    ),
+    (
+        "the evaluator",
+        "Which teams use postgres databases?",
+        [
+            guard_reply(),
+            cypher_reply(POSTGRES_TEAMS.format("postgres")),
+            evaluation_reply(False, feedback="The technology is named 'PostgreSQL'."),
+            cypher_reply(POSTGRES_TEAMS.format("PostgreSQL")),
+        ],
+        (
+            POSTGRES_TEAMS.format("PostgreSQL")
+            .replace("(t:Team)", "(x:Team)")
+            .replace("t.name", "x.name"),
+            POSTGRES_TEAMS.format("PostgreSQL").replace("ORDER BY team", "ORDER BY t.name"),
+        ),
+    ),
+]
+
+
+def bench_retry(db: GraphDB, repeats: int) -> list[dict[str, Any]]:
+    """A failed first statement with RETRY_CANDIDATES 1 and 3: LLM calls, and the time not
+    spent in the (instant) LLM, which with 3 includes checking and running the two fresh
+    statements. Compare the two columns of one run, not runs on different days."""
+    rows: list[dict[str, Any]] = []
+    for failed, question, replies, fresh in RETRY_CASES:
+        row: dict[str, Any] = {"failed": failed, "question": question}
+        for retry in (1, 3):
+            times: list[float] = []
+            for _ in range(repeats):
+                model = ScriptedChatModel(
+                    replies=[*replies, OK], sampled=[cypher_reply(s) for s in fresh[: retry - 1]]
+                )
+                config = AgentConfig(retry_candidates=retry)
+                agent = Agent(db, LLMs(cypher=model, fast=model), InMemoryExampleStore(), config)
+                _ = agent.schema
+                started = time.perf_counter()
+                result = agent.run(question)
+                wall = (time.perf_counter() - started) * 1000
+                times.append(wall - result.timings_ms.get("llm", 0.0))
+                if result.outcome != "answered":
+                    raise RuntimeError(f"the retry script of {question!r} no longer matches")
+            row[f"calls_{retry}"] = result.llm_calls
+            row[f"non_llm_ms_{retry}"] = statistics.median(times)
+        rows.append(row)
+    return rows
+
+
 def synthetic_schema(n_labels: int = 60, seed: int = 3) -> GraphSchema:
     """A generated schema of `n_labels` labels: a business-ish vocabulary, 3-8 properties each."""
     rng = random.Random(seed)
@@ -375,12 +439,13 @@ def run(quick: bool = False) -> dict[str, Any]:
         try:
             load_demo(db)
             routes = bench_routes(db, repeats=1 if quick else 5)
+            retry = bench_retry(db, repeats=1 if quick else 5)
         finally:
             db.close()
             from graph_agent.graphdb.embedded import embedded_server
 
             embedded_server(Path(tmp)).stop()
-    return {"routes": routes, "pruning": bench_pruning()}
+    return {"routes": routes, "retry": retry, "pruning": bench_pruning()}
 
 
 def _markdown(results: dict[str, Any]) -> str:
@@ -396,6 +461,18 @@ def _markdown(results: dict[str, Any]) -> str:
         f"Non-LLM time per question: p50 {routes['non_llm_ms_p50']:.1f} ms, "
         f"p95 {routes['non_llm_ms_p95']:.1f} ms. "
         f"Happy path (with or without history): {routes['happy_path_max_calls']} LLM calls.",
+        "",
+        "## Agent: a failed first statement, RETRY_CANDIDATES 1 and 3",
+        "",
+        "| what failed | question | LLM calls, 1 | LLM calls, 3 | non-LLM ms, 1 | non-LLM ms, 3 "
+        "| ratio |",
+        "|---|---|---:|---:|---:|---:|---:|",
+        *(
+            f"| {r['failed']} | {r['question']} | {r['calls_1']} | {r['calls_3']} | "
+            f"{r['non_llm_ms_1']:.1f} | {r['non_llm_ms_3']:.1f} | "
+            f"{r['non_llm_ms_3'] / r['non_llm_ms_1']:.2f} |"
+            for r in results["retry"]
+        ),
         "",
         "## Agent: generate-prompt size, 60-label schema, pruning threshold 25",
         "",
