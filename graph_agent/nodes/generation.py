@@ -11,10 +11,10 @@ from langgraph.runtime import Runtime
 from graph_agent import prompts
 from graph_agent.candidates import RETRY_STEP, SAMPLE_TEMPERATURE, Ask, ask_all, sample
 from graph_agent.context import Context
-from graph_agent.llm import call_llm
+from graph_agent.llm import LLMCall, call_llm
 from graph_agent.nodes.common import Update, cut_off, llm_timeout, no_data, step
 from graph_agent.nodes.prompt_parts import prompt_parts
-from graph_agent.state import AgentState
+from graph_agent.state import AgentState, Draft
 
 logger = logging.getLogger(__name__)
 
@@ -53,15 +53,14 @@ async def generate(state: AgentState, runtime: Runtime[Context]) -> Update:
         "llm_calls": [call],
     }
     if (missing := no_data(reply)) is not None:
-        update |= {"outcome": "no_data", "answer": f"The graph has no data on {missing}"}
+        update |= _no_data_answer(missing)
     elif call.cut_off:
         update |= cut_off(reply)
     return update
 
 
 async def _sampled(ctx: Context, messages: list[BaseMessage], count: int) -> Update:
-    """`count` replies to the one prompt for the choose step. The temperature-0 reply decides
-    "no data" as a single generation would; a reply cut off is the choose step's to judge."""
+    """`count` replies to the one prompt, for the choose step."""
     assert ctx.llms is not None
     drafts, calls = await sample(
         ctx.llms.cypher,
@@ -70,11 +69,20 @@ async def _sampled(ctx: Context, messages: list[BaseMessage], count: int) -> Upd
         timeout_s=llm_timeout(ctx),
         max_tokens=ctx.config.llm_max_tokens,
     )
-    first = drafts[0].reply
-    update: Update = {"draft": first, "llm_calls": calls}
-    if (missing := no_data(first)) is not None:
-        return update | {"outcome": "no_data", "answer": f"The graph has no data on {missing}"}
+    return _offered(drafts, calls)
+
+
+def _offered(drafts: list[Draft], calls: list[LLMCall]) -> Update:
+    """Sampled replies for the choose step. The temperature-0 reply decides "no data" as a
+    single call would; a reply cut off is the choose step's to judge."""
+    update: Update = {"draft": drafts[0].reply, "llm_calls": calls}
+    if (missing := no_data(drafts[0].reply)) is not None:
+        return update | _no_data_answer(missing)
     return update | {"candidate_drafts": drafts}
+
+
+def _no_data_answer(missing: str) -> Update:
+    return {"outcome": "no_data", "answer": f"The graph has no data on {missing}"}
 
 
 @step("correct")
@@ -115,10 +123,7 @@ async def correct(state: AgentState, runtime: Runtime[Context]) -> Update:
             timeout_s=llm_timeout(ctx),
             max_tokens=ctx.config.llm_max_tokens,
         )
-        update |= {"draft": drafts[0].reply, "llm_calls": calls}
-        if (missing := no_data(drafts[0].reply)) is not None:
-            return update | {"outcome": "no_data", "answer": f"The graph has no data on {missing}"}
-        return update | {"candidate_drafts": drafts}
+        return update | _offered(drafts, calls)
     reply, call = await call_llm(
         ctx.llms.cypher,
         messages,
@@ -128,7 +133,7 @@ async def correct(state: AgentState, runtime: Runtime[Context]) -> Update:
     )
     update |= {"draft": reply, "llm_calls": [call]}
     if (missing := no_data(reply)) is not None:
-        update |= {"outcome": "no_data", "answer": f"The graph has no data on {missing}"}
+        update |= _no_data_answer(missing)
     elif call.cut_off:
         update |= cut_off(reply)
     return update
