@@ -9,6 +9,7 @@ import sqlite3
 import tempfile
 from collections.abc import Iterator
 from contextlib import ExitStack, contextmanager
+from dataclasses import replace
 from enum import StrEnum
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any
@@ -31,7 +32,9 @@ from bot.cli.agent import Channel, channel_policy
 if TYPE_CHECKING:  # the agent stack is imported when the command runs, not at CLI start
     from bot.settings import Settings
     from graph_agent.agent import Agent
+    from graph_agent.evaluation import EvalItem, RunOptions
     from graph_agent.graphdb import GraphDB
+    from graph_agent.llm import LLMs
     from memory import Memory
 
 logger = logging.getLogger(__name__)
@@ -221,7 +224,34 @@ def _summary_tables(summary: dict[str, Any]) -> list[Table]:
                 "-" if t is None else f"{_pct(t['strict'])} / {_pct(t['relaxed'])} ({t['items']})"
             )
         tags.add_row(tag, *cells)
-    return [runs, tags, *_rule_tables(summary)]
+    return [runs, tags, *_spread_tables(summary), *_rule_tables(summary)]
+
+
+def _spread_tables(summary: dict[str, Any]) -> list[Table]:
+    spread = summary.get("spread") or {}
+    if not spread:
+        return []
+    table = Table(title="Run-to-run spread (--repeat)", title_justify="left")
+    for name in ("run", "repeats", "items", "strict per repeat", "lowest–highest"):
+        table.add_column(name, justify="left" if name == "run" else "right")
+    for name in ("right every time", "flipped", "never right"):
+        table.add_column(name, justify="right")
+    for run, s in spread.items():
+        table.add_row(
+            run,
+            str(s["repeats"]),
+            str(s["items"]),
+            " / ".join(str(v) for v in s["strict"].values()),
+            f"{s['min']}–{s['max']}",
+            str(s["always"]),
+            str(s["sometimes"]),
+            str(s["never"]),
+        )
+    table.caption = (
+        "The same items asked again with the same code and settings; flipped: items right in "
+        "some repeats only. A change that moves fewer items than flip here is within the noise."
+    )
+    return [table]
 
 
 def _rule_tables(summary: dict[str, Any]) -> list[Table]:
@@ -250,6 +280,71 @@ def _all_records(out: Path) -> list[dict[str, Any]]:
     for path in sorted(out.glob("results-*.jsonl")):
         records.extend(ResultsFile(path).load().values())
     return records
+
+
+def _run(
+    s: Settings,
+    llms: LLMs,
+    items: list[EvalItem],
+    options: RunOptions,
+    out_dir: Path,
+    *,
+    resume: bool,
+) -> None:
+    """Ask `items` once as the run `options` names, appending records to its results file."""
+    from bot.wiring import open_runtime
+    from graph_agent.evaluation import ResultsFile, evaluate
+
+    results = ResultsFile(out_dir / f"results-{options.slug}.jsonl")
+    done = results.load() if resume else {}
+    if not resume:
+        results.reset()
+    wanted = {item.id for item in items}
+    todo = [item for item in items if item.id not in done]
+
+    with ExitStack() as stack:
+        memory = stack.enter_context(eval_memory(s, options.examples))
+        runtime = stack.enter_context(open_runtime(s, llms=llms, memory=memory))
+        db, agent = runtime.db, runtime.agent
+        source = prepare_examples(s, memory, db, agent.schema_fingerprint, options.examples)
+        if options.examples:
+            source += _schema_examples(s, memory, agent)
+        err_console.print(
+            f"Evaluating {len(todo)} of {len(items)} items on {db.url} · run "
+            f"[bold]{options.key}[/bold] · examples: {source} · model {s.llm_model} · "
+            f"deadline {options.timeout_s:.0f} s per question (LLM requests time out "
+            f"after {s.llm_timeout_s:.0f} s each)"
+            + (f" · {len(items) - len(todo)} already done" if done else "")
+        )
+        scored = {"strict": 0, "n": 0}
+        with Progress(
+            SpinnerColumn(),
+            TextColumn("[progress.description]{task.description}"),
+            BarColumn(),
+            MofNCompleteColumn(),
+            TextColumn("strict {task.fields[strict]}"),
+            TimeElapsedColumn(),
+            TextColumn("ETA"),
+            TimeRemainingColumn(),
+            console=err_console,
+        ) as progress:
+            task = progress.add_task(options.key, total=len(todo), strict="-")
+
+            def record(rec: dict[str, Any]) -> None:
+                results.append(rec)
+                scored["n"] += 1
+                scored["strict"] += bool(rec.get("strict"))
+                progress.update(task, advance=1, strict=f"{scored['strict'] / scored['n']:.0%}")
+
+            asyncio.run(
+                evaluate(
+                    agent,
+                    items,
+                    options,
+                    done={k: v for k, v in done.items() if k in wanted},
+                    on_record=record,
+                )
+            )
 
 
 def register(app: typer.Typer) -> None:
@@ -296,6 +391,14 @@ def register(app: typer.Typer) -> None:
             ),
         ] = SplitChoice.all,
         channel: Channel = None,
+        repeat: Annotated[
+            int,
+            typer.Option(
+                min=1,
+                help="Ask the items this many times, each a run of its own (`…/repeat-K`), and "
+                "report how far the runs differ: a change smaller than that is noise.",
+            ),
+        ] = 1,
         without_rule: Annotated[
             list[str] | None,
             typer.Option(
@@ -307,13 +410,11 @@ def register(app: typer.Typer) -> None:
     ) -> None:
         """Score the bot on questions with gold Cypher: execution accuracy, cost, latency."""
         from bot.cli.runtime import settings
-        from bot.wiring import build_llms, open_runtime
+        from bot.wiring import build_llms
         from graph_agent.evaluation import (
             ChartUnavailableError,
             EvalFileError,
-            ResultsFile,
             RunOptions,
-            evaluate,
             load_items,
             select_split,
             summarize,
@@ -357,56 +458,10 @@ def register(app: typer.Typer) -> None:
         out_dir = out or s.data_dir / "eval" / questions_file.stem
         if out is None and split is not SplitChoice.all:
             out_dir = out_dir / split.value  # a split's summary holds only that split's records
-        results = ResultsFile(out_dir / f"results-{options.slug}.jsonl")
-        done = results.load() if resume else {}
-        if not resume:
-            results.reset()
-        wanted = {item.id for item in items}
-        todo = [item for item in items if item.id not in done]
-
-        with ExitStack() as stack:
-            memory = stack.enter_context(eval_memory(s, options.examples))
-            runtime = stack.enter_context(open_runtime(s, llms=llms, memory=memory))
-            db, agent = runtime.db, runtime.agent
-            source = prepare_examples(s, memory, db, agent.schema_fingerprint, options.examples)
-            if options.examples:
-                source += _schema_examples(s, memory, agent)
-            err_console.print(
-                f"Evaluating {len(todo)} of {len(items)} items on {db.url} · run "
-                f"[bold]{options.key}[/bold] · examples: {source} · model {s.llm_model} · "
-                f"deadline {options.timeout_s:.0f} s per question (LLM requests time out "
-                f"after {s.llm_timeout_s:.0f} s each)"
-                + (f" · {len(items) - len(todo)} already done" if done else "")
-            )
-            scored = {"strict": 0, "n": 0}
-            with Progress(
-                SpinnerColumn(),
-                TextColumn("[progress.description]{task.description}"),
-                BarColumn(),
-                MofNCompleteColumn(),
-                TextColumn("strict {task.fields[strict]}"),
-                TimeElapsedColumn(),
-                TextColumn("ETA"),
-                TimeRemainingColumn(),
-                console=err_console,
-            ) as progress:
-                task = progress.add_task(options.key, total=len(todo), strict="-")
-
-                def record(rec: dict[str, Any]) -> None:
-                    results.append(rec)
-                    scored["n"] += 1
-                    scored["strict"] += bool(rec.get("strict"))
-                    progress.update(task, advance=1, strict=f"{scored['strict'] / scored['n']:.0%}")
-
-                asyncio.run(
-                    evaluate(
-                        agent,
-                        items,
-                        options,
-                        done={k: v for k, v in done.items() if k in wanted},
-                        on_record=record,
-                    )
-                )
+        for n in range(1, repeat + 1):
+            # Each repeat on a fresh copy of memory and a fresh runtime: nothing one repeat
+            # leaves behind can help the next.
+            _run(s, llms, items, replace(options, repeat=n), out_dir, resume=resume)
 
         summary = summarize(_all_records(out_dir))
         summary["questions_file"] = str(questions_file)
@@ -418,4 +473,4 @@ def register(app: typer.Typer) -> None:
             console.print(f"Chart: {chart}")
         except ChartUnavailableError as exc:
             err_console.print(f"[yellow]No chart:[/yellow] {exc}")
-        console.print(f"Results: {results.path} · summary: {out_dir / 'summary.json'}")
+        console.print(f"Results: {out_dir} · summary: {out_dir / 'summary.json'}")

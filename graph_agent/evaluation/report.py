@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import logging
+import re
 import statistics
 from collections.abc import Iterable, Sequence
 from pathlib import Path
@@ -127,7 +128,48 @@ def summarize(records: Iterable[dict[str, Any]]) -> dict[str, Any]:
             for tag, rs in sorted(per_tag.items())
         }
         rules[run] = rule_stats(recs)
-    return {"runs": runs, "tags": tags, "rules": rules}
+    return {"runs": runs, "tags": tags, "rules": rules, "spread": spread(by_run)}
+
+
+_REPEATED = re.compile(r"/repeat-(\d+)$")
+
+
+def spread(by_run: dict[str, list[dict[str, Any]]]) -> dict[str, dict[str, Any]]:
+    """How far repeated runs of the same items (`--repeat N`: a run and its `…/repeat-K`
+    runs) differ, per run that was repeated: the strict count of each repeat, the lowest and
+    highest, and of the items every repeat asked, how many were right every time, right in
+    some repeats only (the ones that flip between runs) and right in none. A change that moves
+    fewer items than flip between repeats of the same code is within the noise.
+
+    Strict counts are over the items every repeat asked, so a repeat stopped early does not
+    look worse than it was."""
+    groups: dict[str, dict[int, list[dict[str, Any]]]] = {}
+    for run, recs in by_run.items():
+        found = _REPEATED.search(run)
+        base = run[: found.start()] if found else run
+        groups.setdefault(base, {})[int(found.group(1)) if found else 1] = recs
+    out: dict[str, dict[str, Any]] = {}
+    for base, repeats in sorted(groups.items()):
+        if len(repeats) < 2:
+            continue
+        right = {
+            n: {str(r["id"]): bool(r.get("strict")) for r in recs if not r.get("gold_error")}
+            for n, recs in sorted(repeats.items())
+        }
+        common = set.intersection(*(set(ids) for ids in right.values()))
+        strict = {n: sum(ids[i] for i in common) for n, ids in right.items()}
+        times = [sum(ids[i] for ids in right.values()) for i in common]
+        out[base] = {
+            "repeats": len(repeats),
+            "items": len(common),
+            "strict": strict,
+            "min": min(strict.values()),
+            "max": max(strict.values()),
+            "always": sum(t == len(right) for t in times),
+            "sometimes": sum(0 < t < len(right) for t in times),
+            "never": sum(t == 0 for t in times),
+        }
+    return out
 
 
 def rule_stats(records: Sequence[dict[str, Any]]) -> dict[str, dict[str, int]]:

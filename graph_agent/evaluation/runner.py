@@ -38,6 +38,10 @@ TIMEOUT_KINDS = ("deadline", "llm_timeout")
 """Error kinds that mean the model (or the whole question) ran out of time."""
 
 
+REPEAT_MARK = "/repeat-"
+"""What a repeated run's key ends with, before its number (`full/examples-on/repeat-2`)."""
+
+
 @dataclass(frozen=True)
 class RunOptions:
     """How one evaluation run asks its questions."""
@@ -60,6 +64,9 @@ class RunOptions:
     retry_candidates: int | None = None
     """Statements the first correction offers in this run (RETRY_CANDIDATES); None: the
     agent's own setting. Keyed apart when it is not the product's default (3)."""
+    repeat: int = 1
+    """Which run of the same items this is (`--repeat N`): the first keeps the plain key, the
+    others are keyed `…/repeat-K`, so the spread between runs can be reported."""
 
     @property
     def key(self) -> str:
@@ -71,7 +78,8 @@ class RunOptions:
         if retry is not None and retry != RETRY_CANDIDATES and self.mode == "full":
             key += f"/retry-{retry}"
         key += "".join(f"/without-{name}" for name in sorted(self.disabled_rules))
-        return key + (f"/channel-{self.channel}" if self.channel else "")
+        key += f"/channel-{self.channel}" if self.channel else ""
+        return key + (f"{REPEAT_MARK}{self.repeat}" if self.repeat > 1 else "")
 
     @property
     def slug(self) -> str:

@@ -287,3 +287,18 @@ def test_cli_examples_off_and_a_bad_file(cli_env: None, tmp_path: Path) -> None:
     bad.write_text("- id: a\n")
     outcome = CliRunner().invoke(bot.cli.app, ["eval", str(bad)])
     assert outcome.exit_code == 2 and "missing 'question'" in outcome.output
+
+
+def test_cli_repeat_asks_the_items_again_and_reports_the_spread(
+    cli_env: None, fake: FakeOpenAI, tmp_path: Path
+) -> None:
+    outcome = _eval("--limit", "3", "--out", str(tmp_path), "--repeat", "2")
+    first = (tmp_path / "results-full-examples-on.jsonl").read_text().splitlines()
+    again = (tmp_path / "results-full-examples-on-repeat-2.jsonl").read_text().splitlines()
+    assert [json.loads(x)["id"] for x in first] == [json.loads(x)["id"] for x in again]
+    assert {json.loads(x)["run"] for x in again} == {"full/examples-on/repeat-2"}
+    spread = json.loads((tmp_path / "summary.json").read_text())["spread"]["full/examples-on"]
+    # The scripted model answers the same way every time: nothing flips.
+    assert spread["repeats"] == 2 and spread["items"] == 3
+    assert spread["sometimes"] == 0 and spread["min"] == spread["max"] == spread["always"]
+    assert "Run-to-run spread" in outcome.stdout

@@ -300,3 +300,42 @@ def test_rule_stats_count_items_not_firings() -> None:
         "missed-value": {"fired": 1, "strict": 1, "rewrite_answered": 0},
         "nulls-last": {"fired": 2, "strict": 1, "rewrite_answered": 1},
     }
+
+
+def _rec(run: str, item: str, strict: bool) -> dict[str, Any]:
+    return {"id": item, "run": run, "strict": strict, "relaxed": strict, "tags": ["lookup"]}
+
+
+def test_repeated_runs_report_their_spread_over_the_items_every_repeat_asked() -> None:
+    base, second, third = (
+        "full/examples-on",
+        "full/examples-on/repeat-2",
+        "full/examples-on/repeat-3",
+    )
+    records = [
+        *(_rec(base, i, ok) for i, ok in [("a", True), ("b", True), ("c", False), ("d", True)]),
+        *(_rec(second, i, ok) for i, ok in [("a", True), ("b", False), ("c", False), ("d", True)]),
+        # The third repeat was stopped before "d": only a, b and c count for every repeat.
+        *(_rec(third, i, ok) for i, ok in [("a", True), ("b", True), ("c", True)]),
+        _rec("single-shot/examples-on", "a", True),  # not repeated: no spread
+    ]
+    spread = summarize(records)["spread"]
+    assert list(spread) == [base]
+    assert spread[base] == {
+        "repeats": 3,
+        "items": 3,
+        "strict": {1: 2, 2: 1, 3: 3},
+        "min": 1,
+        "max": 3,
+        "always": 1,
+        "sometimes": 2,
+        "never": 0,
+    }
+
+
+def test_a_repeat_is_keyed_apart_and_the_first_keeps_the_plain_key() -> None:
+    from graph_agent.evaluation import RunOptions
+
+    assert RunOptions(repeat=1).key == "full/examples-on"
+    assert RunOptions(repeat=2).key == "full/examples-on/repeat-2"
+    assert RunOptions(repeat=2, channel="C1").key == "full/examples-on/channel-C1/repeat-2"
