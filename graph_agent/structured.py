@@ -40,13 +40,15 @@ async def ask_structured(
     timeout_s: float,
     json_mode: Literal["prompt", "json_object"] = "prompt",
     max_tokens: int | None = None,
+    salvage: Callable[[str], T | None] | None = None,
 ) -> tuple[T | None, list[LLMCall]]:
     """Call `model` and `parse` its reply; on a parse error ask once more with the error.
 
     Replies are capped at `max_tokens` (None: the step's cap); a reply cut off there that
-    does not parse is repaired with "reply shorter". Returns (None, calls) when both replies
-    are unreadable, so the caller applies its safe fallback. LLM errors (timeouts, HTTP
-    failures) propagate.
+    does not parse is first offered to `salvage` (what the step can use of a reply that
+    stopped halfway; None: nothing), then repaired with "reply shorter". Returns (None, calls)
+    when both replies are unreadable, so the caller applies its safe fallback. LLM errors
+    (timeouts, HTTP failures) propagate.
     """
     runnable = (
         model.bind(response_format={"type": "json_object"}) if json_mode == "json_object" else model
@@ -60,6 +62,9 @@ async def ask_structured(
         error = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
         if first.cut_off:
             error = CUT_OFF
+            if salvage is not None and (kept := salvage(reply)) is not None:
+                logger.info("%s reply was cut off; kept what it had decided", step)
+                return kept, [first]
         logger.info("%s reply was not valid JSON (%s); asking once more", step, error[:120])
     repaired, second = await call_llm(
         runnable,

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import re
 from typing import Any
 
 from langgraph.runtime import Runtime
@@ -29,6 +30,28 @@ logger = logging.getLogger(__name__)
 def _evaluation(reply: str) -> Evaluation:
     parsed: Evaluation = parse_json_object(reply, Evaluation)
     return parsed
+
+
+_VERDICT = re.compile(r'"answers_question"\s*:\s*(true|false)', re.IGNORECASE)
+_FEEDBACK = re.compile(r'"feedback"\s*:\s*"((?:[^"\\]|\\.)*)')
+
+
+def verdict_so_far(reply: str, rows_in_words: str) -> Evaluation | None:
+    """The verdict of an evaluate reply cut off at the token cap, or None when it stopped before
+    giving one. Asked about many rows, the 1.5B model wrote them out into its answer until the
+    cap (500 tokens: a minute or two on a local server), and the repair call that followed
+    spent the rest of the question's time ("Which airports serve London?" took 118 s, "Which
+    destinations are served from both Luton and Stansted?" ran out of time; airports dev
+    items). Its verdict comes first and is whole: "yes" keeps the rows, worded from the rows
+    themselves (the model's own list stopped halfway); "no" keeps whatever feedback it had
+    written."""
+    found = _VERDICT.search(reply)
+    if found is None:
+        return None
+    if found.group(1).lower() == "true":
+        return Evaluation(answers_question=True, answer=rows_in_words)
+    feedback = _FEEDBACK.search(reply)
+    return Evaluation(answers_question=False, feedback=feedback.group(1) if feedback else "")
 
 
 @step("evaluate")
@@ -65,6 +88,10 @@ async def evaluate(state: AgentState, runtime: Runtime[Context]) -> Update:
         note = f"{len(rows)} rows" + (", the row limit: more may exist" if at_cap else "")
         if shown < len(rows):
             note += f", first {shown} shown"
+        if len(rows) > PLAIN_ROWS:
+            # Asked about 255 airports, the 1.5B model copied them into its answer until the
+            # token cap, twice (dev items); the person gets every row as a table anyway.
+            note += MANY_ROWS_NOTE
         parsed, calls = await ask_structured(
             ctx.llms.fast,
             prompts.EVALUATE.render(
@@ -75,6 +102,7 @@ async def evaluate(state: AgentState, runtime: Runtime[Context]) -> Update:
             timeout_s=llm_timeout(ctx),
             json_mode=ctx.config.json_mode,
             max_tokens=ctx.config.llm_max_tokens,
+            salvage=lambda reply: verdict_so_far(reply, plain_text),
         )
         # Unreadable twice: the rows are the best we have; show them plainly.
         verdict = parsed or Evaluation(answers_question=True, answer=plain_text)
@@ -104,6 +132,7 @@ async def evaluate(state: AgentState, runtime: Runtime[Context]) -> Update:
 
 PLAIN_ROWS = 20
 PLAIN_COLUMNS = 3
+MANY_ROWS_NOTE = "; the person sees every row in a table: answer in one sentence, list none"
 
 
 def plainly_answers(columns: list[str], rows: list[list[Any]], truncated: bool) -> bool:

@@ -18,6 +18,7 @@ from graph_agent.config import AgentConfig
 from graph_agent.examples import InMemoryExampleStore
 from graph_agent.graphdb import GraphDB
 from graph_agent.llm import STEP_MAX_TOKENS, LLMs, make_llms
+from graph_agent.nodes.answer import MANY_ROWS_NOTE, PLAIN_ROWS
 from rig.scripted_llm import (
     ScriptedChatModel,
     cypher_reply,
@@ -99,12 +100,12 @@ def test_cut_off_on_the_last_attempt_gives_up_cleanly(demo_db: GraphDB) -> None:
     assert [a.stage for a in result.attempts] == ["cut_off"]
 
 
-def test_a_json_reply_cut_off_is_repaired_shorter(demo_db: GraphDB) -> None:
+def test_a_json_reply_cut_off_before_its_verdict_is_repaired_shorter(demo_db: GraphDB) -> None:
     model = ScriptedChatModel(
         replies=[
             guard_reply(),
             cypher_reply(TEAMS),
-            _cut('{"answers_question": true, "answer": "The teams are, in great detail, '),
+            _cut('{"reasoning": "The teams are, in great detail, '),
             evaluation_reply(answer="Three teams."),
         ]
     )
@@ -112,6 +113,55 @@ def test_a_json_reply_cut_off_is_repaired_shorter(demo_db: GraphDB) -> None:
     assert result.outcome == "answered"
     assert result.llm_steps == ["guard", "generate", "evaluate", "evaluate:repair"]
     assert "cut off at the length limit; reply shorter" in str(model.calls[3][-1].content)
+
+
+def test_an_evaluation_cut_off_after_its_verdict_keeps_it_without_a_repair_call(
+    demo_db: GraphDB,
+) -> None:
+    # The model copied the rows into its answer until the cap: its "true" came first, whole.
+    model = ScriptedChatModel(
+        replies=[
+            guard_reply(),
+            cypher_reply(TEAMS),
+            _cut('{"answers_question": true, "answer": "The teams are Checkout, Data, Gro'),
+        ]
+    )
+    result = _agent(demo_db, model).run(QUESTION)
+    assert result.outcome == "answered"
+    assert result.llm_steps == ["guard", "generate", "evaluate"]
+    teams = [row[0] for row in result.rows]
+    assert len(teams) == 3 and all(team in result.answer for team in teams)
+    assert "Gro" not in result.answer.replace(teams[-1], "")  # not the model's half list
+
+
+def test_an_evaluation_cut_off_after_a_no_corrects_with_its_feedback(demo_db: GraphDB) -> None:
+    model = ScriptedChatModel(
+        replies=[
+            guard_reply(),
+            cypher_reply(TEAMS),
+            _cut('{"answers_question": false, "feedback": "Filter the teams by their depar'),
+            cypher_reply(TEAMS),
+            evaluation_reply(answer="Three teams."),
+        ]
+    )
+    result = _agent(demo_db, model, retry_candidates=1).run(QUESTION)
+    assert result.llm_steps == ["guard", "generate", "evaluate", "correct", "evaluate"]
+    assert "Filter the teams by their depar" in model.prompts[3]
+
+
+def test_many_rows_ask_for_one_sentence_few_rows_do_not(demo_db: GraphDB) -> None:
+    people = "MATCH (p:Person) RETURN p.name AS person, p.title AS title ORDER BY person"
+    model = ScriptedChatModel(
+        replies=[guard_reply(), cypher_reply(people), evaluation_reply(answer="Many people.")]
+    )
+    result = _agent(demo_db, model).run("Who works here?")
+    assert len(result.rows) > PLAIN_ROWS
+    assert MANY_ROWS_NOTE in model.prompts[-1]
+    model = ScriptedChatModel(
+        replies=[guard_reply(), cypher_reply(TEAMS), evaluation_reply(answer="Three teams.")]
+    )
+    _agent(demo_db, model).run(QUESTION)
+    assert MANY_ROWS_NOTE not in model.prompts[-1]
 
 
 # --- through HTTP: the server stops at the cap and says finish_reason "length" -----------------
