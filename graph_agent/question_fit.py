@@ -5,12 +5,13 @@ relationship."""
 from __future__ import annotations
 
 import re
+from collections import Counter
 
 from graph_agent.graphdb.protocol import GraphSchema
 from graph_agent.pruning import name_words
 from graph_agent.statement import Statement, fresh_variable, is_aggregate_call
 from graph_agent.words import article, plural
-from guardrails import matching_close, referenced_names, split_name, stem
+from guardrails import matching_close, referenced_names, split_name, stem, tokenize
 
 _COUNTED = re.compile(
     r"\b(?:how\s+many|number\s+of|(?:the\s+)?(?:most|fewest|least))\s+"
@@ -87,12 +88,17 @@ def any_depth_fix(cypher: str, question: str, schema: GraphSchema) -> tuple[str,
     followed up to ANY_DEPTH hops (`-[:DEPENDS_ON*1..8]->`), and a RETURN without aggregates
     gets DISTINCT, `count(p)` becomes `count(DISTINCT p)` (a node reached by two routes is one
     answer). Only when the statement has one such relationship, written without a length and
-    without a variable it uses elsewhere."""
+    without a variable it uses elsewhere; a fixed chain of two or more hops of it through nodes
+    used nowhere else counts as one (`-[:DEPENDS_ON]->(s2:Service)-[:DEPENDS_ON]->`, written
+    for "directly or through other services" on a demo dev item, finds only two hops away)."""
     if not _INDIRECT.search(question):
         return None
     own = {r.type for r in schema.relationships if r.start == r.end}
     other = {r.type for r in schema.relationships if r.start != r.end}
-    statement = Statement(cypher)
+    chained = cypher
+    while (shorter := _one_hop_less(chained, own - other)) is not None:
+        chained = shorter
+    statement = Statement(chained)
     tokens = statement.tokens
     found = []
     for i, tok in enumerate(tokens):
@@ -133,4 +139,49 @@ def any_depth_fix(cypher: str, question: str, schema: GraphSchema) -> tuple[str,
             and tokens[k + 2].kind == "identifier"
             and tokens[k + 3].is_punct(")")
         ]
-    return statement.edited(edits), f"{found[0].name} followed up to {ANY_DEPTH} hops"
+    detail = f"{found[0].name} followed up to {ANY_DEPTH} hops"
+    return statement.edited(edits), detail + (" (for the fixed chain)" if chained != cypher else "")
+
+
+def _one_hop_less(cypher: str, types: set[str]) -> str | None:
+    """Two hops of one self-linking type written as a fixed chain, `(s)-[:DEPENDS_ON]->(s2:
+    Service)-[:DEPENDS_ON]->(s3)` (a demo dev statement for "directly or through other
+    services", which finds only the services two hops away), as one hop `(s)-[:DEPENDS_ON]->
+    (s3)` for any-depth to lengthen; None when there is no such chain. Both hops the same way,
+    neither with a variable, a map or a length, and the node between them a bare `(v:Label)`
+    whose variable is used nowhere else."""
+    tokens = tokenize(cypher)
+    uses = Counter(t.name for t in tokens if t.is_name)
+
+    def texts(at: int, n: int) -> list[str]:
+        return [t.text for t in tokens[at : at + n]]
+
+    for c1, tok in enumerate(tokens):
+        if not (tok.is_punct("]") and c1 >= 3 and texts(c1 - 3, 2) == ["[", ":"]):
+            continue
+        rel_type = tokens[c1 - 1].name
+        if rel_type not in types:
+            continue
+        leftward = c1 >= 5 and texts(c1 - 5, 2) == ["<", "-"]
+        k = c1 + 1 + (1 if leftward else 2)  # past `]-` or `]->`
+        if texts(c1 + 1, k - c1 - 1) != (["-"] if leftward else ["-", ">"]):
+            continue
+        close = matching_close(tokens, k) if k < len(tokens) and tokens[k].is_punct("(") else None
+        if close is None:
+            continue
+        node = tokens[k + 1 : close]
+        bare = (
+            not node
+            or (len(node) == 2 and node[0].is_punct(":") and node[1].is_name)
+            or (node[0].is_name and uses[node[0].name] == 1 and len(node) in (1, 3))
+        )
+        if not bare or (len(node) == 3 and not node[1].is_punct(":")):
+            continue
+        arrow = ["-", "[", ":", rel_type, "]", "-", ">"]
+        if leftward:
+            arrow = ["<", "-", "[", ":", rel_type, "]", "-"]
+        if texts(close + 1, len(arrow)) != arrow:
+            continue
+        c2 = close + arrow.index("]") + 1
+        return cypher[: tokens[c1].position] + cypher[tokens[c2].position :]
+    return None

@@ -212,6 +212,23 @@ def test_directly_or_indirectly_follows_the_chain_to_the_gold_rows(
     assert sorted(map(tuple, got)) == sorted(map(tuple, gold)) and len(gold) > len(direct)
 
 
+def test_a_fixed_chain_of_two_hops_becomes_any_depth_and_finds_the_direct_reports_too(
+    graphs: dict[str, GraphDB],
+) -> None:
+    db = graphs["northwind"]
+    question = "Who works under Andrew Fuller, directly or indirectly?"
+    fuller = "(:Employee {firstName: 'Andrew', lastName: 'Fuller'})"
+    written = (
+        f"MATCH (e:Employee)-[:REPORTS_TO]->(m:Employee)-[:REPORTS_TO]->{fuller} "
+        "RETURN e.lastName AS lastName"
+    )
+    fixed = any_depth_fix(written, question, db.schema())
+    assert fixed is not None and "(m:Employee)" not in fixed[0]
+    gold = _rows(db, f"MATCH (e:Employee)-[:REPORTS_TO*1..5]->{fuller} RETURN DISTINCT e.lastName")
+    got, two_hops = _rows(db, fixed[0]), _rows(db, written)
+    assert sorted(map(tuple, got)) == sorted(map(tuple, gold)) and len(gold) > len(two_hops)
+
+
 def test_the_oldest_employee_is_the_one_born_first(graphs: dict[str, GraphDB]) -> None:
     db = graphs["northwind"]
     written = (
