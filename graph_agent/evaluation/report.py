@@ -131,7 +131,9 @@ def summarize(records: Iterable[dict[str, Any]]) -> dict[str, Any]:
     return {"runs": runs, "tags": tags, "rules": rules, "spread": spread(by_run)}
 
 
-_REPEATED = re.compile(r"/repeat-(\d+)$")
+REPEAT_MARK = "/repeat-"
+"""What a repeated run's key ends with, before its number (`full/examples-on/repeat-2`)."""
+_REPEATED = re.compile(re.escape(REPEAT_MARK) + r"(\d+)$")
 
 
 def spread(by_run: dict[str, list[dict[str, Any]]]) -> dict[str, dict[str, Any]]:

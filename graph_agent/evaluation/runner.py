@@ -14,6 +14,7 @@ from typing import Any, Literal
 from graph_agent.agent import Agent
 from graph_agent.candidates import RETRY_CANDIDATES
 from graph_agent.evaluation.items import EvalItem, chains
+from graph_agent.evaluation.report import REPEAT_MARK
 from graph_agent.evaluation.scoring import (
     asked_back,
     found_nothing,
@@ -36,10 +37,6 @@ ANSWER_CHARS = 1000
 """Answer text kept in a record (enough to read, short enough for a JSONL line)."""
 TIMEOUT_KINDS = ("deadline", "llm_timeout")
 """Error kinds that mean the model (or the whole question) ran out of time."""
-
-
-REPEAT_MARK = "/repeat-"
-"""What a repeated run's key ends with, before its number (`full/examples-on/repeat-2`)."""
 
 
 @dataclass(frozen=True)
