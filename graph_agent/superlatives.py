@@ -435,6 +435,132 @@ def top_rows_fix(cypher: str, question: str, schema: GraphSchema) -> tuple[str, 
     return _limit_one(cypher, ALL_ROWS_LIMIT, "the most is asked for")
 
 
+_MOST_OF = re.compile(
+    r"\b(?:most|fewest|least|highest\s+number\s+of|lowest\s+number\s+of)\s+([A-Za-z][\w-]*)",
+    re.IGNORECASE,
+)
+_NUMBER_TYPES = frozenset({"INTEGER", "FLOAT"})
+_LONE_NODE_CLAUSES = frozenset({"MATCH", "WHERE", "RETURN", "ORDER", "SKIP", "LIMIT"})
+
+
+def _count_call(statement: Statement, item: Item) -> bool:
+    """Whether the item is one `count(…)` call and nothing else."""
+    tokens = statement.tokens[item.first : item.end]
+    return (
+        len(tokens) >= 3
+        and tokens[0].text.lower() == "count"
+        and tokens[1].is_punct("(")
+        and tokens[-1].is_punct(")")
+        and is_aggregate_call(statement.tokens, item.first)
+        and statement.depths[item.end - 1] == statement.depths[item.first]
+    )
+
+
+def counted_property_fix(cypher: str, question: str, schema: GraphSchema) -> tuple[str, str] | None:
+    """ "Which machine type has the most CPUs?" answered by `MATCH (t:Type) RETURN t.name AS
+    name, count(*) AS count ORDER BY count DESC`: counting the rows of one lone node gives 1
+    per node, while the type holds its CPUs in a number, `t.cpu`. The count becomes the sum of
+    that property (the property itself for one node per row), named after it.
+
+    Only where the question's "most <word>" (fewest, least, highest number of) names exactly
+    one number property of the one node the statement matches, with no relationship in the
+    statement, and the word names no label or relationship type (then counting them may be
+    right: "the most books"). Where the word is in several properties' names, the one whose
+    every word the question says ("units in stock": `unitsInStock`, not `unitsOnOrder`)."""
+    found = _MOST_OF.search(question)
+    if found is None:
+        return None
+    word = stem(found.group(1))
+    statement = Statement(cypher)
+    if any(statement.keyword_at(c) not in _LONE_NODE_CLAUSES for c in statement.clauses):
+        return None
+    names = referenced_names(cypher)
+    if names.rel_types or names.patterns or len(names.variables) != 1:
+        return None
+    var, label_name = next(iter(names.variables.items()))
+    label = schema.label(label_name)
+    others = [lb.name for lb in schema.labels] + [rel.type for rel in schema.relationships]
+    if label is None or any(word in name_words(other) for other in others):
+        return None
+    matching = [
+        p for p in label.properties if set(p.types) & _NUMBER_TYPES and word in name_words(p.name)
+    ]
+    if len(matching) > 1:  # "the most units in stock": unitsInStock, not unitsOnOrder
+        said = {stem(w) for w in re.findall(r"[A-Za-z]+", question)}
+        matching = [p for p in matching if name_words(p.name) <= said]
+    returned = statement.final_return()
+    if len(matching) != 1 or returned is None:
+        return None
+    prop = matching[0].name
+    counts = [item for item in returned[1] if _count_call(statement, item)]
+    if len(counts) != 1:
+        return None
+    item = counts[0]
+    if any(other.alias == prop for other in returned[1] if other is not item):
+        return None
+    tokens = statement.tokens
+    start, stop = tokens[item.first].position, tokens[item.end - 1].end
+    written = statement.source(item.first, item.end)
+    edits = [(start, stop, f"sum({var}.{prop})" + ("" if item.alias else f" AS {prop}"))]
+    if item.alias:  # `AS count` and every later read of it (the sort) take the property's name
+        edits += [
+            (tok.position, tok.end, prop)
+            for i, tok in enumerate(tokens)
+            if i > item.end and tok.name == item.alias and not tokens[i - 1].is_punct(".")
+        ]
+    else:  # `ORDER BY count(*) DESC` sorts on the new column
+        edits += [
+            (tokens[key.first].position, tokens[key.end - 1].end, prop)
+            for key in statement.order_keys()
+            if statement.source(key.first, key.end) == written
+        ]
+    return statement.edited(edits), f'{written} → sum({var}.{prop}) ("most {found.group(1)}")'
+
+
+_HOW_MANY = re.compile(
+    r"\b(?:how\s+many|total\s+(?:number\s+of\s+)?|number\s+of)\s+([A-Za-z][\w-]*)", re.IGNORECASE
+)
+
+
+def summed_property_fix(cypher: str, question: str, schema: GraphSchema) -> tuple[str, str] | None:
+    """ "How many runways do the airports in Spain have in total?" answered by
+    `count(a.runways)`: that counts the airports that have a number of runways, not the
+    runways. Where "how many <word>" (or "total <word>") names a number property `v.p` that the
+    statement counts (`count(v.p)`, not DISTINCT), and the word names no label or relationship
+    type, the count becomes `sum(v.p)`."""
+    found = _HOW_MANY.search(question)
+    if found is None:
+        return None
+    word = stem(found.group(1))
+    others = [lb.name for lb in schema.labels] + [rel.type for rel in schema.relationships]
+    if any(word in name_words(other) for other in others):
+        return None
+    statement = Statement(cypher)
+    returned = statement.final_return()
+    if returned is None or statement.has_union:
+        return None
+    names = referenced_names(cypher)
+    tokens = statement.tokens
+    for item in returned[1]:
+        words = statement.words(item)
+        if [w.lower() for w in words[:2]] != ["count", "("] or len(words) != 6:
+            continue
+        var, dot, prop = words[2:5]
+        label = schema.label(names.variables.get(var, ""))
+        info = next((p for p in label.properties if p.name == prop), None) if label else None
+        if (
+            dot != "."
+            or info is None
+            or not set(info.types) & _NUMBER_TYPES
+            or word not in name_words(prop)
+        ):
+            continue
+        count = tokens[item.first]
+        fixed = statement.edited([(count.position, count.end, "sum")])
+        return fixed, f'count({var}.{prop}) → sum({var}.{prop}) ("{found.group(0).strip()}")'
+    return None
+
+
 def return_fix(cypher: str, schema: GraphSchema) -> tuple[str, str] | None:
     """`MATCH (p:Project) WHERE p.due_date IS NOT NULL ORDER BY p.due_date LIMIT 1`: the
     model stopped before the RETURN, and the engine rejects the statement. The node the sort

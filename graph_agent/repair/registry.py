@@ -4,8 +4,9 @@
 |----------|-----------------|---------|----------------------------------------------------|
 | validate | statement       | rewrite | not-equal-operator, string-alias, missing-return,  |
 |          |                 |         | map-as-value, or-in-map, number-comparison,        |
-|          |                 |         | aggregate-bound, any-depth,                        |
+|          |                 |         | aggregate-bound, any-depth, negation-contradicted, |
 |          |                 |         | relationship-direction, relationship-word,         |
+|          |                 |         | relationship-measure, count-of-a-number,           |
 |          |                 |         | which-names-the-thing,                             |
 |          |                 |         | name-parts, superlative-sort-direction,            |
 |          |                 |         | superlative-one-row, superlative-top-rows          |
@@ -67,7 +68,13 @@ the rules removed there, and why, are listed on that page too), with these still
   dev statement's `{severity: 'SEV1' OR severity: 'SEV2'}`) and with-keeps-the-node (`MATCH
   (s:Software) WITH count(DISTINCT v) AS n RETURN s.name`, twice in the session's trial and
   on a dev item every run); property-through-neighbour also
-  reads a property from next to another node the statement matched (`a.zone`).
+  reads a property from next to another node the statement matched (`a.zone`);
+- the fourteenth session's count-of-a-number ("Which machine type has the most CPUs?"
+  counted one lone node per row on both of the thirteenth session's dev runs, where the type
+  holds `cpu`; `count(a.runways)` for "How many runways … in total?", a dev statement), and
+  relationship-measure ("the three longest routes" sorted on the destination's longest
+  runway, a dev statement; a route's number is its distance) and negation-contradicted
+  ("no routes at all" written as a matched route that must not be there, both attempts).
 
 A new rule: write it in the module of its phase (`validate_rules`, `execute_rules`,
 `answer_rules`; a first rule for the correct step starts `correct_rules` and its trigger) with the `rule` decorator (a docstring that
@@ -95,8 +102,11 @@ RULES: tuple[Rule, ...] = (
     v.number_comparison,
     v.aggregate_bound,
     v.any_depth,
+    v.negation_contradicted,
     v.relationship_direction,
     v.relationship_word,
+    v.relationship_measure,
+    v.count_of_a_number,
     v.which_names_the_thing,
     v.name_parts,
     v.superlative_sort_direction,

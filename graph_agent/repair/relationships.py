@@ -15,12 +15,13 @@ distance), is read from the relationship.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 
 from graph_agent.graphdb.protocol import GraphSchema
 from graph_agent.schema_check import arrow, check_schema, has_property, two_hop_paths
-from graph_agent.statement import fresh_variable, property_reads
+from graph_agent.statement import Statement, fresh_variable, property_reads
 from guardrails import (
     ReferencedNames,
     Token,
@@ -116,17 +117,12 @@ def _using(schema: GraphSchema, left: str, right: str, rel_type: str) -> list[st
     return [text for text, types in two_hop_paths(schema, left, right) if rel_type in types]
 
 
-def reroute_relationship(cypher: str, schema: GraphSchema) -> tuple[str, str] | None:
-    """The statement with one relationship the schema lacks between its two labels replaced by
-    the schema's road between them, and what was changed; None when no road is the only one
-    or the change leaves as many schema problems as before.
-
-    The road: the one relationship type that links the two labels directly (its direction
-    from the schema; a type the graph lacks altogether is replaced the same way; never between
-    a label and itself, where `MANAGES` for `REPORTS_TO` would turn the meaning round), else, when
-    nothing links them directly, the one two-hop path through a third label that uses the
-    written type. A type the schema has between the two labels the other way round is the
-    relationship-direction rule's."""
+def _roads(cypher: str, schema: GraphSchema, most: int) -> Iterator[list[tuple[str, str]]]:
+    """For each written relationship the schema lacks between its two labels, the statements
+    with it put on a road the schema has, and what changed: the one relationship type that
+    links the two labels directly, else the two-hop paths through a third label that use the
+    written type (up to `most` of them; none when there are more). Only the roads that leave
+    fewer schema problems than the statement had."""
     tokens = tokenize(cypher)
     names = referenced_names(cypher)
     before = len(check_schema(cypher, schema).problems)
@@ -143,20 +139,55 @@ def reroute_relationship(cypher: str, schema: GraphSchema) -> tuple[str, str] | 
             continue
         start, end = (hop.left, hop.right) if hop.points_right else (hop.right, hop.left)
         missing = f"no (:{start})-[:{hop.rel_type}]->(:{end})"
+        roads: list[tuple[str, str]] = []
         if len({(r.start, r.type, r.end) for r in links}) == 1 and hop.left != hop.right:
             rel = links[0]
-            road = arrow(hop.left, rel)
             detail = f"{missing}: the one relationship between them, (:{rel.start})-[:{rel.type}]->(:{rel.end})"
+            roads = [(arrow(hop.left, rel), detail)]
         elif not links and len(routes := _using(schema, hop.left, hop.right, hop.rel_type)) == 1:
-            road = routes[0]
-            detail = f"{missing}: the one path that uses {hop.rel_type}, (:{hop.left}){road}(:{hop.right})"
-        else:
-            continue
+            detail = f"{missing}: the one path that uses {hop.rel_type}, (:{hop.left}){routes[0]}(:{hop.right})"
+            roads = [(routes[0], detail)]
+        elif not links and 1 < len(routes) <= most:
+            roads = [
+                (
+                    road,
+                    f"{missing}: of {len(routes)} paths that use {hop.rel_type}, (:{hop.left}){road}(:{hop.right})",
+                )
+                for road in routes
+            ]
         at, to = tokens[hop.first].position, tokens[hop.last].end
-        fixed = cypher[:at] + road + cypher[to:]
-        if len(check_schema(fixed, schema).problems) < before:
-            return fixed, detail
-    return None
+        fitting = [
+            (fixed, detail)
+            for road, detail in roads
+            for fixed in [cypher[:at] + road + cypher[to:]]
+            if len(check_schema(fixed, schema).problems) < before
+        ]
+        if fitting:
+            yield fitting
+
+
+def reroute_relationship(cypher: str, schema: GraphSchema) -> tuple[str, str] | None:
+    """The statement with one relationship the schema lacks between its two labels replaced by
+    the schema's road between them, and what was changed; None when no road is the only one
+    or the change leaves as many schema problems as before.
+
+    The road: the one relationship type that links the two labels directly (its direction
+    from the schema; a type the graph lacks altogether is replaced the same way; never between
+    a label and itself, where `MANAGES` for `REPORTS_TO` would turn the meaning round), else, when
+    nothing links them directly, the one two-hop path through a third label that uses the
+    written type. A type the schema has between the two labels the other way round is the
+    relationship-direction rule's."""
+    return next((roads[0] for roads in _roads(cypher, schema, 1) if len(roads) == 1), None)
+
+
+ROADS_TO_TRY = 6
+"""At most this many two-hop roads are read to find the one the data has."""
+
+
+def several_roads(cypher: str, schema: GraphSchema) -> list[tuple[str, str]]:
+    """Where no written relationship has one road, the first one with two to `ROADS_TO_TRY`
+    two-hop paths that use its type: the statement on each (for the data to choose)."""
+    return next((roads for roads in _roads(cypher, schema, ROADS_TO_TRY) if len(roads) > 1), [])
 
 
 def relationship_property(cypher: str, schema: GraphSchema) -> tuple[str, str] | None:
@@ -241,3 +272,147 @@ def relationship_by_word(cypher: str, schema: GraphSchema, question: str) -> tup
 
 def _stems(rel_type: str) -> set[str]:
     return {stem(w) for w in content_words(" ".join(name_words(rel_type)))}
+
+
+_MEASURED = re.compile(
+    r"\b(longest|shortest|largest|smallest|biggest|highest|lowest|farthest|furthest|nearest|"
+    r"closest|heaviest|lightest)\s+([A-Za-z][\w-]*)(?:\s+([A-Za-z][\w-]*))?",
+    re.IGNORECASE,
+)
+_SUPERLATIVES = re.compile(r"\b(?:most|fewest|least|[a-z]{3,}est)\b", re.IGNORECASE)
+_MOST_FIRST = frozenset(
+    {"longest", "largest", "biggest", "highest", "farthest", "furthest", "heaviest"}
+)
+_NUMBER_TYPES = frozenset({"INTEGER", "FLOAT"})
+
+
+def relationship_sort(cypher: str, schema: GraphSchema, question: str) -> tuple[str, str] | None:
+    """The statement sorted on its relationship's number where the question's superlative
+    measures the relationship, and what was changed; None otherwise.
+
+    "What are the three longest routes out of Gatwick?" written `MATCH (a:Airport {…})-
+    [:HAS_ROUTE]->(b:Airport) RETURN b.longest ORDER BY b.longest DESC LIMIT 3`: "routes" names
+    HAS_ROUTE, whose one number is its distance, while `b.longest` is the destination's longest
+    runway. The relationship gets a variable, the sort (and the column it returned) reads
+    `r.distance`, longest/largest/highest first and shortest/smallest/lowest last. Only when the
+    word after the superlative (or the one after that) names exactly one relationship written
+    in the statement, its type holds exactly one number property, and the statement sorts on a
+    property of one of its two nodes."""
+    found = _MEASURED.search(question)
+    if found is None or len(_SUPERLATIVES.findall(question)) > 1:
+        return None  # two superlatives: which one the sort is for stays the model's
+    said = {stem(w) for w in found.groups()[1:] if w}
+    statement = Statement(cypher)
+    keys = statement.order_keys()
+    if statement.has_union or not keys:
+        return None
+    tokens = statement.tokens
+    names = referenced_names(cypher)
+    hops = [h for h in _hops(tokens, names) if said & _stems(h.rel_type)]
+    if len(hops) != 1:
+        return None
+    hop = hops[0]
+    numbers = {
+        p.name
+        for r in schema.relationships
+        if r.type == hop.rel_type
+        for p in r.properties
+        if set(p.types) & _NUMBER_TYPES
+    }
+    key = keys[0]
+    key_words = statement.words(key)
+    returned = statement.final_return()
+    items = returned[1] if returned else []
+    source = next((i for i in items if i.alias and key_words == [i.alias]), None)
+    read = statement.words(source) if source else key_words
+    if len(numbers) != 1 or len(read) != 3 or read[1] != ".":
+        return None
+    if read[0] not in {hop.left_var, hop.right_var} - {None}:
+        return None  # not a node of this relationship (or the relationship itself)
+    prop = numbers.pop()
+    taken = {t.name for t in tokens if t.is_name}
+    rel_var = hop.rel_var or fresh_variable(hop.rel_type, taken)
+    at = tokens[hop.colon_at].position
+    edits = [] if hop.rel_var else [(at, at, rel_var)]
+    new = f"{rel_var}.{prop}"
+    for item in [source] if source else [i for i in items if statement.words(i) == read]:
+        first, last = tokens[item.first], tokens[item.end - 1]
+        edits.append((first.position, last.end, new if item.alias else f"{new} AS {prop}"))
+    if source is None:
+        edits.append((tokens[key.first].position, tokens[key.end - 1].end, new))
+    descending = found.group(1).lower() in _MOST_FIRST
+    word = "DESC" if descending else "ASC"
+    if key.direction is not None:
+        edits.append((tokens[key.direction].position, tokens[key.direction].end, word))
+    else:
+        end = tokens[key.end - 1].end
+        edits.append((end, end, f" {word}"))
+    detail = f"sorted on {new} ({hop.rel_type}'s number), not {''.join(read)}"
+    return statement.edited(edits), detail
+
+
+def contradicted_negation(cypher: str, schema: GraphSchema) -> tuple[str, str] | None:
+    """The statement asking for nodes with no such relationship at all, where it matched the
+    relationship and then asked for it not to be there; None when it does not.
+
+    "Which airports in Portugal have no routes at all?" written `MATCH (a:Airport)-[:HAS_ROUTE]
+    ->(a2:Airport), (a)-[:IN_COUNTRY]->(c:Country) WHERE c.code = 'PT' AND NOT (a)-[:HAS_ROUTE]
+    ->(a2)` (a dev statement, on both attempts): every row needs the route and its absence, so
+    nothing can come back. The matched hop goes and the negation keeps its shape with the far
+    node anonymous (`NOT (a)-[:HAS_ROUTE]->(:Airport)`). Only when the far node's variable is
+    used by those two patterns alone and the hop ends its chain."""
+    tokens = tokenize(cypher)
+    names = referenced_names(cypher)
+    hops = list(_hops(tokens, names))
+    for denied in hops:
+        opened = matching_open(tokens, denied.first - 1)
+        if opened is None or opened == 0 or not tokens[opened - 1].is_keyword("NOT"):
+            continue
+        for matched in hops:
+            if matched is denied or (matched.rel_type, matched.points_right) != (
+                denied.rel_type,
+                denied.points_right,
+            ):
+                continue
+            if (matched.left_var, matched.right_var) != (denied.left_var, denied.right_var):
+                continue
+            fixed = _drop_far_node(cypher, tokens, matched, denied, schema)
+            if fixed is not None:
+                return fixed
+    return None
+
+
+def _drop_far_node(
+    cypher: str, tokens: list[Token], matched: _Hop, denied: _Hop, schema: GraphSchema
+) -> tuple[str, str] | None:
+    """`matched`'s hop and far node cut from the MATCH and that node made anonymous in the
+    negation, when its variable appears nowhere else and the hop ends its chain."""
+    for far, near_side_right in ((matched.right_var, False), (matched.left_var, True)):
+        if far is None or sum(t.name == far for t in tokens if t.is_name) != 2:
+            continue
+        if near_side_right:  # the far node is on the left: `(far)-[:T]->(near)`
+            start = matching_open(tokens, matched.first - 1)
+            if start is None or (start > 0 and tokens[start - 1].is_punct("-", ">", "<")):
+                continue
+            cut = (tokens[start].position, tokens[matched.last].end)
+            far_open, far_close = start, matched.first - 1
+            d_open: int | None = matching_open(tokens, denied.first - 1)
+            d_close: int | None = denied.first - 1
+        else:
+            close = matching_close(tokens, matched.last + 1)
+            if close is None or (close + 1 < len(tokens) and tokens[close + 1].is_punct("-", "<")):
+                continue
+            cut = (tokens[matched.first].position, tokens[close].end)
+            far_open, far_close = matched.last + 1, close
+            d_open, d_close = denied.last + 1, matching_close(tokens, denied.last + 1)
+        if d_open is None or d_close is None:
+            continue
+        label = _node_label(tokens[far_open + 1 : far_close], referenced_names(cypher))
+        anonymous = f"(:{label})" if label and schema.label(label) else "()"
+        edits = [cut, (tokens[d_open].position, tokens[d_close].end)]
+        texts = ["", anonymous]
+        fixed = cypher
+        for (start_at, end_at), text in sorted(zip(edits, texts, strict=True), reverse=True):
+            fixed = fixed[:start_at] + text + fixed[end_at:]
+        return fixed, f"matched {matched.rel_type} and denied it: the negation alone is kept"
+    return None

@@ -8,6 +8,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
+from graph_agent.graphdb.errors import GraphError
 from graph_agent.graphdb.schema import schema_vocabulary
 from graph_agent.lint import MapEntry, node_map_entries, without_entries
 from graph_agent.question_fit import any_depth_fix
@@ -25,10 +26,14 @@ from graph_agent.repair.edits import (
     property_through_neighbour,
     respelled_names,
 )
+from graph_agent.repair.probes import nothing_found
 from graph_agent.repair.relationships import (
+    contradicted_negation,
     relationship_by_word,
     relationship_property,
+    relationship_sort,
     reroute_relationship,
+    several_roads,
 )
 from graph_agent.repair.rule import Case, Fix, Kind, Phase, Trigger, rule
 from graph_agent.result import Stage
@@ -37,12 +42,14 @@ from graph_agent.schema_examples import question_focus
 from graph_agent.statement import with_limit
 from graph_agent.superlatives import (
     age_property_fix,
+    counted_property_fix,
     identify_fix,
     name_parts_fix,
     name_property_fix,
     one_row_fix,
     return_fix,
     sort_direction_fix,
+    summed_property_fix,
     top_rows_fix,
 )
 from guardrails import content_words, name_words, referenced_names, stem, tokenize
@@ -193,6 +200,19 @@ def any_depth(case: Case) -> Fix | None:
     return Fix(fixed[1], cypher=fixed[0]) if fixed else None
 
 
+@rule("negation-contradicted", V, S, Kind.REWRITE)
+def negation_contradicted(case: Case) -> Fix | None:
+    """ "Which airports in Portugal have no routes at all?" written `MATCH (a:Airport)-[:HAS_ROUTE]
+    ->(a2:Airport), … WHERE … AND NOT (a)-[:HAS_ROUTE]->(a2)` (a dev statement, both attempts):
+    each row needs the route and its absence, so nothing can come back. The matched hop goes,
+    and the negation stays with its far node anonymous: `NOT (a)-[:HAS_ROUTE]->(:Airport)`.
+    Only when the far node's variable is in those two patterns alone and the hop ends its
+    chain."""
+    if fixed := contradicted_negation(case.cypher, case.ctx.schema):
+        return Fix(fixed[1], cypher=fixed[0])
+    return None
+
+
 @rule("relationship-direction", V, S, Kind.REWRITE)
 def relationship_direction(case: Case) -> Fix | None:
     """A relationship written against the only direction the schema has for it, and every use
@@ -233,7 +253,7 @@ def relationship_word(case: Case) -> Fix | None:
 
 
 @rule("relationship-road", V, Trigger.SCHEMA_PROBLEM, Kind.REWRITE)
-def relationship_road(case: Case) -> Fix | None:
+async def relationship_road(case: Case) -> Fix | None:
     """`(p:Project)<-[:WORKS_ON]-(t:Team)` for "Which teams have people on Project Atlas?" on a
     graph where people work on projects and belong to teams: the road the schema has replaces
     it, `(p:Project)<-[:WORKS_ON]-(:Person)-[:MEMBER_OF]->(t:Team)` (the one two-hop path that
@@ -243,17 +263,53 @@ def relationship_road(case: Case) -> Fix | None:
     the dev records the model sent the same statement back on both attempts. Not when the
     question says a relationship type neither statement uses ("Who influenced
     people in London?" written `(p:Person)-[:WROTE]->(c:City)`: LIVES_IN would answer who
-    lives there, not who influenced them): the mistake is elsewhere."""
-    rerouted = reroute_relationship(case.cypher, case.ctx.schema)
+    lives there, not who influenced them): the mistake is elsewhere; a word that also names a
+    label the statement matches ("version" for `:Version` and `VERSION`) says no type.
+
+    Where several two-hop paths use the written type (`(m:Machine)-[:RUNS]->(v:Version {name:
+    '16.04'})` for "How many machines run version 16.04?", a dev statement on both attempts:
+    machines run OSes, applications and services, each an instance of a version; up to six), each is read
+    once (through the channel's policy) and the one that finds rows is taken, or the first of
+    those that find the same rows; none when they find different ones."""
+    schema = case.ctx.schema
+    rerouted = reroute_relationship(case.cypher, schema) or await _road_with_rows(case)
     if rerouted is None:
         return None
     said = {stem(w) for w in content_words(case.question)}
-    written = referenced_names(case.cypher).rel_types | referenced_names(rerouted[0]).rel_types
-    for rel in case.ctx.schema.relationships:
+    names = referenced_names(case.cypher)
+    said -= {stem(w) for label in names.labels for w in name_words(label)}
+    written = names.rel_types | referenced_names(rerouted[0]).rel_types
+    for rel in schema.relationships:
         words = {stem(w) for w in content_words(" ".join(name_words(rel.type)))}
         if rel.type not in written and said & words:
             return None
     return Fix(rerouted[1], cypher=rerouted[0])
+
+
+ROAD_ROWS = 20
+"""Rows read of each road's statement to tell whether two roads find the same."""
+
+
+async def _road_with_rows(case: Case) -> tuple[str, str] | None:
+    """Of the statement on each of several roads, the one whose read finds something; or the
+    first of those that find the very same rows (a node with two labels, `:OS:Process`, is
+    reached either way)."""
+    found: list[tuple[str, str, list[list[Any]]]] = []
+    for fixed, detail in several_roads(case.cypher, case.ctx.schema):
+        try:
+            rows = await case.probe.rows(fixed, None, ROAD_ROWS + 1)
+        except GraphError:
+            continue
+        if not nothing_found(rows):
+            found.append((fixed, detail, rows))
+    if not found or len(found[0][2]) > ROAD_ROWS or any(f[2] != found[0][2] for f in found):
+        return None
+    why = (
+        "the one that finds rows"
+        if len(found) == 1
+        else f"the {len(found)} that find rows find the same"
+    )
+    return found[0][0], f"{found[0][1]} ({why})"
 
 
 @rule("relationship-property", V, Trigger.SCHEMA_PROBLEM, Kind.REWRITE)
@@ -385,6 +441,39 @@ def with_alias(case: Case) -> Fix | None:
     read by its alias (`RETURN type, count AS count`), in the RETURN and the sort (EXPLAINed
     again by the runner)."""
     fixed = aggregate_by_alias(case.error, case.cypher)
+    return Fix(fixed[1], cypher=fixed[0]) if fixed else None
+
+
+@rule("relationship-measure", V, S, Kind.REWRITE)
+def relationship_measure(case: Case) -> Fix | None:
+    """ "What are the three longest routes out of Gatwick?" written `…-[:HAS_ROUTE]->(b:Airport)
+    RETURN b.longest ORDER BY b.longest DESC LIMIT 3` (ap-order-gatwick-longest, a dev
+    statement): the superlative measures the routes, and a route's one number is its distance;
+    `b.longest` is the destination's longest runway. The relationship gets a variable and the
+    sort (with the column it returned) reads its number, the superlative's way round. Only
+    when the word after the superlative names one relationship the statement matches, that
+    type has one number property, the sort is on one of its nodes, and the question has one
+    superlative."""
+    if fixed := relationship_sort(case.cypher, case.ctx.schema, case.question):
+        return Fix(fixed[1], cypher=fixed[0])
+    return None
+
+
+@rule("count-of-a-number", V, S, Kind.REWRITE)
+def count_of_a_number(case: Case) -> Fix | None:
+    """ "Which machine type has the most CPUs?" answered by `MATCH (t:Type) RETURN t.name AS
+    name, count(*) AS count ORDER BY count DESC LIMIT 1` (net-type-most-cpus, on both dev runs):
+    one lone node counted per row gives 1 for every type, while the number is a property,
+    `t.cpu`. The count becomes `sum(t.cpu)`, named after the property. Only where "the most
+    <word>" names one number property of the one node matched, no relationship is matched,
+    and the word names no label or relationship type ("the most books" may be a count).
+    "How many runways do the airports in Spain have in total?" answered by `count(a.runways)`
+    (ap-agg-spain-runways, a dev statement) counts airports: `sum(a.runways)`, where "how many
+    <word>" names the number property counted."""
+    schema = case.ctx.schema
+    fixed = counted_property_fix(case.cypher, case.question, schema) or summed_property_fix(
+        case.cypher, case.question, schema
+    )
     return Fix(fixed[1], cypher=fixed[0]) if fixed else None
 
 

@@ -260,3 +260,118 @@ def test_a_statement_without_a_return_returns_what_it_sorts(graphs: dict[str, Gr
     assert result.outcome == "answered" and len(result.attempts) == 1
     assert result.rows == gold and len(gold) == 3
     assert [f.rule for f in result.rules_fired] == ["missing-return"]
+
+
+COUNTED_PROPERTIES = [
+    ("network", "Which machine type has the most CPUs?", "Type", "name", "cpu"),
+    ("airports", "Which airport has the most runways?", "Airport", "descr", "runways"),
+    ("demo", "Which repository has the most stars?", "Repository", "name", "stars"),
+]
+
+
+@pytest.mark.parametrize(("graph", "question", "label", "name", "prop"), COUNTED_PROPERTIES)
+def test_the_most_of_a_number_property_sorts_on_it_not_on_a_count(
+    graphs: dict[str, GraphDB], graph: str, question: str, label: str, name: str, prop: str
+) -> None:
+    # The network question was written so on both dev runs: every type counted as 1.
+    db = graphs[graph]
+    written = (
+        f"MATCH (x:{label}) RETURN x.{name} AS {name}, count(*) AS count "
+        "ORDER BY count DESC LIMIT 1"
+    )
+    result = _agent(db, cypher_reply(written)).run(question)
+    top = _rows(db, f"MATCH (x:{label}) RETURN max(x.{prop})")[0][0]
+    gold = _rows(db, f"MATCH (x:{label}) WHERE x.{prop} = {top} RETURN x.{name}, x.{prop}")
+    assert top > 1 and result.outcome == "answered"
+    assert sorted(result.rows) == sorted(gold)
+    assert f"sum(x.{prop}) AS {prop}" in result.cypher
+    assert "count-of-a-number" in [f.rule for f in result.rules_fired]
+
+
+COUNTED_NUMBERS = [
+    (
+        "airports",
+        "How many runways do the airports in Spain have in total?",
+        "MATCH (a:Airport)-[:IN_COUNTRY]->(c:Country {code: 'ES'}) "
+        "RETURN count(a.runways) AS total_runways",
+    ),
+    (
+        "northwind",
+        "How many units in stock do the Beverages products have?",
+        "MATCH (p:Product)-[:PART_OF]->(:Category {categoryName: 'Beverages'}) "
+        "RETURN count(p.unitsInStock) AS units",
+    ),
+]
+
+
+@pytest.mark.parametrize(("graph", "question", "written"), COUNTED_NUMBERS)
+def test_how_many_of_a_number_property_adds_the_numbers(
+    graphs: dict[str, GraphDB], graph: str, question: str, written: str
+) -> None:
+    # The air routes statement is a dev one (there with 'Spain' for the code).
+    db = graphs[graph]
+    result = _agent(db, cypher_reply(written)).run(question)
+    gold = _rows(db, written.replace("RETURN count(", "RETURN sum("))
+    assert result.rows == gold
+    assert gold != _rows(db, written)  # the count of nodes is another number
+    assert "count-of-a-number" in [f.rule for f in result.rules_fired]
+
+
+def test_of_several_roads_the_one_the_data_has_is_taken(graphs: dict[str, GraphDB]) -> None:
+    # Written so on both attempts of a dev question: machines run OSes, applications and
+    # services, each an instance of a version, so four two-hop roads use RUNS.
+    db = graphs["network"]
+    written = (
+        "MATCH (m:Machine)-[:RUNS]->(v:Version {name: '16.04'}) "
+        "RETURN count(DISTINCT m) AS count ORDER BY count DESC LIMIT 100"
+    )
+    result = _agent(db, cypher_reply(written)).run("How many machines run version 16.04?")
+    gold = _rows(db, "MATCH (m:Machine)-[:RUNS]->(:OS {name: '16.04'}) RETURN count(DISTINCT m)")
+    assert gold[0][0] > 0 and result.rows == gold
+    # "version" names the Version label too, not the VERSION type the road does not use.
+    assert "relationship-road" in [f.rule for f in result.rules_fired]
+    assert "-[:INSTANCE]->(v:Version {name: '16.04'})" in result.cypher
+
+
+def test_the_longest_routes_are_sorted_on_the_route_not_on_the_airport(
+    graphs: dict[str, GraphDB],
+) -> None:
+    # A dev statement: "longest" read as the destination's longest runway.
+    db = graphs["airports"]
+    written = (
+        'MATCH (a:Airport {descr: "London Gatwick"})-[:HAS_ROUTE]->(a2:Airport)\n'
+        "RETURN a2.descr AS descr, a2.longest AS longest ORDER BY longest DESC LIMIT 3"
+    )
+    result = _agent(db, cypher_reply(written)).run(
+        "What are the three longest routes out of Gatwick?"
+    )
+    gold = _rows(
+        db,
+        "MATCH (:Airport {descr: 'London Gatwick'})-[r:HAS_ROUTE]->(b:Airport) "
+        "RETURN b.descr, r.distance ORDER BY r.distance DESC LIMIT 3",
+    )
+    assert result.rows == gold and len(gold) == 3
+    assert result.rows != _rows(db, written)
+    assert [f.rule for f in result.rules_fired] == ["relationship-measure"]
+
+
+def test_a_relationship_matched_and_denied_keeps_the_negation(graphs: dict[str, GraphDB]) -> None:
+    # A dev statement, written so on both attempts: it could never return a row.
+    db = graphs["airports"]
+    written = (
+        "MATCH (a:Airport)-[:HAS_ROUTE]->(a2:Airport), (a)-[:IN_COUNTRY]->(country:Country) "
+        "WHERE country.code = 'PT' AND NOT (a)-[:HAS_ROUTE]->(a2) "
+        "RETURN a.descr AS descr ORDER BY descr\nLIMIT 1000"
+    )
+    result = _agent(db, cypher_reply(written)).run(
+        "Which airports in Portugal have no routes at all?"
+    )
+    gold = _rows(
+        db,
+        "MATCH (a:Airport)-[:IN_COUNTRY]->(:Country {code: 'PT'}) "
+        "OPTIONAL MATCH (a)-[r:HAS_ROUTE]-(:Airport) "
+        "WITH a, count(r) AS routes WHERE routes = 0 RETURN a.descr AS airport ORDER BY airport",
+    )
+    assert gold and not _rows(db, written)
+    assert result.rows == gold
+    assert [f.rule for f in result.rules_fired] == ["negation-contradicted"]
