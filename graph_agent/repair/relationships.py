@@ -22,6 +22,7 @@ from dataclasses import dataclass
 from graph_agent.graphdb.protocol import GraphSchema
 from graph_agent.schema_check import arrow, check_schema, has_property, two_hop_paths
 from graph_agent.statement import Statement, fresh_variable, property_reads
+from graph_agent.superlatives import name_properties
 from guardrails import (
     ReferencedNames,
     Token,
@@ -294,7 +295,8 @@ def relationship_sort(cypher: str, schema: GraphSchema, question: str) -> tuple[
     [:HAS_ROUTE]->(b:Airport) RETURN b.longest ORDER BY b.longest DESC LIMIT 3`: "routes" names
     HAS_ROUTE, whose one number is its distance, while `b.longest` is the destination's longest
     runway. The relationship gets a variable, the sort (and the column it returned) reads
-    `r.distance`, longest/largest/highest first and shortest/smallest/lowest last. Only when the
+    `r.distance`, longest/largest/highest first and shortest/smallest/lowest last, with what
+    the sorted node is called where nothing returned names either end. Only when the
     word after the superlative (or the one after that) names exactly one relationship written
     in the statement, its type holds exactly one number property, and the statement sorts on a
     property of one of its two nodes."""
@@ -340,6 +342,25 @@ def relationship_sort(cypher: str, schema: GraphSchema, question: str) -> tuple[
         edits.append((first.position, last.end, new if item.alias else f"{new} AS {prop}"))
     if source is None:
         edits.append((tokens[key.first].position, tokens[key.end - 1].end, new))
+    # The routes are told apart by the node at their end: its name comes back with the measure
+    # where the statement returned nothing that names either end (`b.descr AS descr, …`).
+    node = read[0]
+
+    def called(var: str | None) -> list[str]:
+        label = schema.label(names.variables.get(var or "", ""))
+        return name_properties(label) if label is not None else []
+
+    named = any(
+        statement.words(i) == [var]
+        or statement.words(i)[:3] in ([var, ".", p] for p in called(var))
+        for i in items
+        for var in (hop.left_var, hop.right_var)
+        if var is not None
+    )
+    shown = called(node)
+    if items and shown and not named:
+        at = tokens[items[0].first].position
+        edits.append((at, at, "".join(f"{node}.{p} AS {p}, " for p in shown)))
     descending = found.group(1).lower() in _MOST_FIRST
     word = "DESC" if descending else "ASC"
     if key.direction is not None:

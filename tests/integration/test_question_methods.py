@@ -340,16 +340,16 @@ def test_the_longest_routes_are_sorted_on_the_route_not_on_the_airport(
     db = graphs["airports"]
     written = (
         'MATCH (a:Airport {descr: "London Gatwick"})-[:HAS_ROUTE]->(a2:Airport)\n'
-        "RETURN a2.descr AS descr, a2.longest AS longest ORDER BY longest DESC LIMIT 3"
+        "RETURN a2.longest ORDER BY a2.longest DESC LIMIT 3"
     )
     result = _agent(db, cypher_reply(written)).run(
         "What are the three longest routes out of Gatwick?"
     )
     gold = _rows(
         db,
-        "MATCH (:Airport {descr: 'London Gatwick'})-[r:HAS_ROUTE]->(b:Airport) "
-        "RETURN b.descr, r.distance ORDER BY r.distance DESC LIMIT 3",
-    )
+        "MATCH (:Airport {iata: 'LGW'})-[r:HAS_ROUTE]->(b:Airport) "
+        "RETURN b.descr AS destination, r.distance AS distance ORDER BY distance DESC LIMIT 3",
+    )  # the eval's gold: the destinations come with their distances
     assert result.rows == gold and len(gold) == 3
     assert result.rows != _rows(db, written)
     assert [f.rule for f in result.rules_fired] == ["relationship-measure"]
