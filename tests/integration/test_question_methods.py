@@ -319,7 +319,7 @@ def test_how_many_of_a_number_property_adds_the_numbers(
 
 def test_of_several_roads_the_one_the_data_has_is_taken(graphs: dict[str, GraphDB]) -> None:
     # Written so on both attempts of a dev question: machines run OSes, applications and
-    # services, each an instance of a version, so four two-hop roads use RUNS.
+    # services, each an instance of (or a VERSION of) a version: six two-hop roads use RUNS.
     db = graphs["network"]
     written = (
         "MATCH (m:Machine)-[:RUNS]->(v:Version {name: '16.04'}) "
