@@ -18,7 +18,7 @@ import re
 from typing import Any, Literal
 
 from graph_agent.graphdb.protocol import GraphSchema, LabelInfo, PropertyInfo
-from graph_agent.graphdb.schema import display_property
+from graph_agent.graphdb.schema import NUMBER_TYPES, display_property
 from graph_agent.pruning import name_words
 from graph_agent.statement import Item, Statement, is_aggregate_call
 from guardrails import ReferencedNames, referenced_names, split_name, stem
@@ -439,7 +439,6 @@ _MOST_OF = re.compile(
     r"\b(?:most|fewest|least|highest\s+number\s+of|lowest\s+number\s+of)\s+([A-Za-z][\w-]*)",
     re.IGNORECASE,
 )
-_NUMBER_TYPES = frozenset({"INTEGER", "FLOAT"})
 _LONE_NODE_CLAUSES = frozenset({"MATCH", "WHERE", "RETURN", "ORDER", "SKIP", "LIMIT"})
 
 
@@ -483,7 +482,7 @@ def counted_property_fix(cypher: str, question: str, schema: GraphSchema) -> tup
     if label is None or any(word in name_words(other) for other in others):
         return None
     matching = [
-        p for p in label.properties if set(p.types) & _NUMBER_TYPES and word in name_words(p.name)
+        p for p in label.properties if set(p.types) & NUMBER_TYPES and word in name_words(p.name)
     ]
     if len(matching) > 1:  # "the most units in stock": unitsInStock, not unitsOnOrder
         said = {stem(w) for w in re.findall(r"[A-Za-z]+", question)}
@@ -551,7 +550,7 @@ def summed_property_fix(cypher: str, question: str, schema: GraphSchema) -> tupl
         if (
             dot != "."
             or info is None
-            or not set(info.types) & _NUMBER_TYPES
+            or not set(info.types) & NUMBER_TYPES
             or word not in name_words(prop)
         ):
             continue

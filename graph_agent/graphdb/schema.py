@@ -19,6 +19,8 @@ logger = logging.getLogger(__name__)
 Read = Callable[[str], list[list[Any]]]
 """Runs a read-only statement and returns rows of native Python values."""
 
+NUMBER_TYPES = frozenset({"INTEGER", "FLOAT"})
+"""The value types of a number property (as `PropertyInfo.types` names them)."""
 MAX_SAMPLE_VALUES = 8
 LOW_CARDINALITY = 10
 """A string property with at most this many distinct sampled values gets sample values."""

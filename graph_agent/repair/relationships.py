@@ -20,6 +20,7 @@ from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 
 from graph_agent.graphdb.protocol import GraphSchema
+from graph_agent.graphdb.schema import NUMBER_TYPES
 from graph_agent.schema_check import arrow, check_schema, has_property, two_hop_paths
 from graph_agent.statement import Statement, fresh_variable, property_reads
 from graph_agent.superlatives import name_properties
@@ -284,7 +285,6 @@ _SUPERLATIVES = re.compile(r"\b(?:most|fewest|least|[a-z]{3,}est)\b", re.IGNOREC
 _MOST_FIRST = frozenset(
     {"longest", "largest", "biggest", "highest", "farthest", "furthest", "heaviest"}
 )
-_NUMBER_TYPES = frozenset({"INTEGER", "FLOAT"})
 
 
 def relationship_sort(cypher: str, schema: GraphSchema, question: str) -> tuple[str, str] | None:
@@ -319,7 +319,7 @@ def relationship_sort(cypher: str, schema: GraphSchema, question: str) -> tuple[
         for r in schema.relationships
         if r.type == hop.rel_type
         for p in r.properties
-        if set(p.types) & _NUMBER_TYPES
+        if set(p.types) & NUMBER_TYPES
     }
     key = keys[0]
     key_words = statement.words(key)

@@ -7,11 +7,9 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from graph_agent.graphdb.protocol import GraphSchema, LabelInfo
-from graph_agent.graphdb.schema import display_property
+from graph_agent.graphdb.schema import NUMBER_TYPES, display_property
 from graph_agent.restrict import restricted_schema
 from guardrails import CypherPolicy
-
-_NUMBER_TYPES = frozenset({"INTEGER", "FLOAT"})
 
 
 def identifying_property(label: LabelInfo) -> str | None:
@@ -34,7 +32,7 @@ def identifying_property(label: LabelInfo) -> str | None:
         (
             p.name
             for p in usable
-            if p.name.casefold().endswith("id") and _NUMBER_TYPES & set(p.types)
+            if p.name.casefold().endswith("id") and NUMBER_TYPES & set(p.types)
         ),
         None,
     )
@@ -72,7 +70,7 @@ class GraphView:
                 continue
             identifying[label.name] = prop
             kinds = next(set(p.types) - {"NULL"} for p in label.properties if p.name == prop)
-            if kinds and kinds <= _NUMBER_TYPES:
+            if kinds and kinds <= NUMBER_TYPES:
                 numbered.add(label.name)
         hidden: set[str] = set()
         if policy is not None:
