@@ -442,6 +442,13 @@ _MOST_OF = re.compile(
 _LONE_NODE_CLAUSES = frozenset({"MATCH", "WHERE", "RETURN", "ORDER", "SKIP", "LIMIT"})
 
 
+def _names_a_thing(word: str, schema: GraphSchema) -> bool:
+    """Whether a (stemmed) word is in a label's or a relationship type's name: "the most books"
+    may then be a count of them, not a number property."""
+    names = [lb.name for lb in schema.labels] + [rel.type for rel in schema.relationships]
+    return any(word in name_words(name) for name in names)
+
+
 def _count_call(statement: Statement, item: Item) -> bool:
     """Whether the item is one `count(…)` call and nothing else."""
     tokens = statement.tokens[item.first : item.end]
@@ -478,8 +485,7 @@ def counted_property_fix(cypher: str, question: str, schema: GraphSchema) -> tup
         return None
     var, label_name = next(iter(names.variables.items()))
     label = schema.label(label_name)
-    others = [lb.name for lb in schema.labels] + [rel.type for rel in schema.relationships]
-    if label is None or any(word in name_words(other) for other in others):
+    if label is None or _names_a_thing(word, schema):
         return None
     matching = [
         p for p in label.properties if set(p.types) & NUMBER_TYPES and word in name_words(p.name)
@@ -531,8 +537,7 @@ def summed_property_fix(cypher: str, question: str, schema: GraphSchema) -> tupl
     if found is None:
         return None
     word = stem(found.group(1))
-    others = [lb.name for lb in schema.labels] + [rel.type for rel in schema.relationships]
-    if any(word in name_words(other) for other in others):
+    if _names_a_thing(word, schema):
         return None
     statement = Statement(cypher)
     returned = statement.final_return()

@@ -382,7 +382,10 @@ def contradicted_negation(cypher: str, schema: GraphSchema) -> tuple[str, str] |
     nothing can come back. The matched hop goes and the negation keeps its shape with the far
     node anonymous (`NOT (a)-[:HAS_ROUTE]->(:Airport)`). Only when the far node's variable is
     used by those two patterns alone and the hop ends its chain."""
-    tokens = tokenize(cypher)
+    if "NOT" not in cypher.upper():
+        return None  # every statement is asked: no tokens read where no negation is written
+    statement = Statement(cypher)
+    tokens = statement.tokens
     names = referenced_names(cypher)
     hops = list(_hops(tokens, names))
     for denied in hops:
@@ -397,17 +400,18 @@ def contradicted_negation(cypher: str, schema: GraphSchema) -> tuple[str, str] |
                 continue
             if (matched.left_var, matched.right_var) != (denied.left_var, denied.right_var):
                 continue
-            fixed = _drop_far_node(cypher, tokens, matched, denied, schema)
+            fixed = _drop_far_node(statement, names, matched, denied, schema)
             if fixed is not None:
                 return fixed
     return None
 
 
 def _drop_far_node(
-    cypher: str, tokens: list[Token], matched: _Hop, denied: _Hop, schema: GraphSchema
+    statement: Statement, names: ReferencedNames, matched: _Hop, denied: _Hop, schema: GraphSchema
 ) -> tuple[str, str] | None:
     """`matched`'s hop and far node cut from the MATCH and that node made anonymous in the
     negation, when its variable appears nowhere else and the hop ends its chain."""
+    tokens = statement.tokens
     for far, near_side_right in ((matched.right_var, False), (matched.left_var, True)):
         if far is None or sum(t.name == far for t in tokens if t.is_name) != 2:
             continue
@@ -428,12 +432,9 @@ def _drop_far_node(
             d_open, d_close = denied.last + 1, matching_close(tokens, denied.last + 1)
         if d_open is None or d_close is None:
             continue
-        label = _node_label(tokens[far_open + 1 : far_close], referenced_names(cypher))
+        label = _node_label(tokens[far_open + 1 : far_close], names)
         anonymous = f"(:{label})" if label and schema.label(label) else "()"
-        edits = [cut, (tokens[d_open].position, tokens[d_close].end)]
-        texts = ["", anonymous]
-        fixed = cypher
-        for (start_at, end_at), text in sorted(zip(edits, texts, strict=True), reverse=True):
-            fixed = fixed[:start_at] + text + fixed[end_at:]
-        return fixed, f"matched {matched.rel_type} and denied it: the negation alone is kept"
+        edits = [(*cut, ""), (tokens[d_open].position, tokens[d_close].end, anonymous)]
+        detail = f"matched {matched.rel_type} and denied it: the negation alone is kept"
+        return statement.edited(edits), detail
     return None
