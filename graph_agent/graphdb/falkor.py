@@ -30,6 +30,7 @@ from graph_agent.graphdb.errors import (
     QueryTimeoutError,
     ResourceLimitError,
 )
+from graph_agent.graphdb.falkor_paths import with_path_variables
 from graph_agent.graphdb.lookup import ValueCatalog, contains_search
 from graph_agent.graphdb.protocol import (
     GraphSchema,
@@ -317,7 +318,9 @@ class FalkorGraph:
         started = time.perf_counter()
         try:
             result = self._call(
-                lambda: self._graph.ro_query(cypher, dict(params or {}), timeout=timeout_ms)
+                lambda: self._graph.ro_query(
+                    with_path_variables(cypher), dict(params or {}), timeout=timeout_ms
+                )
             )
         except redis.exceptions.ResponseError as exc:
             if _is_missing_graph(exc):

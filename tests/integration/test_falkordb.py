@@ -181,3 +181,27 @@ def test_validate_works_on_a_graph_that_was_never_written(
         assert db.counts() == (0, 0)
     finally:
         db.close()
+
+
+def test_every_path_is_a_row_though_its_middle_node_is_never_read(scratch_db: GraphDB) -> None:
+    # Two paths from a to c (FalkorDB#2470): the engine's fused traversal counted one, and
+    # summed a rack's CPUs once per machine type instead of once per machine.
+    scratch_db.run_write(
+        "CREATE (a:A), (b1:B), (b2:B), (c:C), (a)-[:R]->(b1), (a)-[:R]->(b2), "
+        "(b1)-[:R]->(c), (b2)-[:R]->(c)"
+    )
+    for statement in (
+        "MATCH (:A)-[:R]->()-[:R]->(:C) RETURN count(*)",
+        "MATCH (:A)-[:R]->(b:B)-[:R]->(:C) RETURN count(*)",
+        "MATCH (a:A)-[:R]->(b:B), (b)-[:R]->(c:C) RETURN count(*)",
+    ):
+        assert scratch_db.run_read(statement).rows == [[2]], statement
+
+
+def test_a_sum_over_a_chain_counts_every_machine(eval_graphs: dict[str, GraphDB]) -> None:
+    db = eval_graphs["network"]
+    chain = "MATCH (:Rack {name: 'DC1-RCK-1-1'})-[:HOLDS]->(m:Machine)-[:TYPE]->(t:Type) "
+    per_machine = db.run_read(chain + "RETURN m.name, t.cpu", max_rows=1000).rows
+    assert len(per_machine) > len({cpu for _, cpu in per_machine})  # types repeat
+    total = db.run_read(chain + "RETURN sum(t.cpu)").rows[0][0]
+    assert total == sum(cpu for _, cpu in per_machine)
