@@ -39,7 +39,10 @@ MAX_LITERAL_CHECKS = 3
 MAX_NEXT_DOOR_READS = 4
 """Statements through a neighbour tried for one value-next-door note (one row each)."""
 MAX_STORED_VALUES = 200
-"""A property with more distinct values than this is not a list to choose from (names, ids)."""
+"""A property with more distinct values than this is not a list to offer whole (names, ids)."""
+MAX_NAMES_READ = 2000
+"""Of a property with more values than MAX_STORED_VALUES (a city's or a person's name), up to
+this many are read for the ones close in spelling to a literal that matches nothing."""
 STORED_VALUES_SHOWN = 30
 """Up to this many distinct values the note shows them all; of more, only the close ones."""
 _WORD = re.compile(r"[^\W_]+")
@@ -142,7 +145,9 @@ async def value_chosen(case: Case) -> Fix | None:
     question mean by 'Drinks'?" and then "does the user mean 'Beverages'?" (two short calls to
     the fast model, `repair/choices.py`), it picks, and turns down a pick when none is meant.
     The values offered are
-    stored-values' (all of them when few, else the close ones; none for a name the user
+    stored-values' (all of them when few, else the close ones, of up to 2,000 read: "Lisboa"
+    where a city is 'Lisbon', a dev question; every code where codes are stored and the literal
+    is a name: 'Spain' where a country is 'ES', a dev statement; none for a name the user
     capitalises that nothing is close to); a picked value takes the literal's place and the
     statement is read again: its rows answer, and it is the statement shown. "None of them"
     is the answer that nothing matches (no correction is spent on the spelling). Not when a
@@ -150,7 +155,9 @@ async def value_chosen(case: Case) -> Fix | None:
     values and the reads would bypass its redaction)."""
     if case.ctx.policy is not None:
         return None
-    async for label, prop, value, stored in _unstored_strings(case, skip_hinted=True):
+    async for label, prop, value, stored in _unstored_strings(
+        case, skip_hinted=True, most=MAX_NAMES_READ
+    ):
         offered = _offered(value, stored, case.question)
         if offered is None:
             continue
@@ -217,7 +224,7 @@ async def value_next_door(case: Case) -> Fix | None:
 async def stored_values(case: Case) -> Fix | None:
     """No rows: `(g:Genre {name: 'Sci-Fi'})` where the graph stores 'Science Fiction', or
     `c.name = 'Drinks'` for "which drinks…" where the categories are 'Beverages', 'Condiments',
-    …: the user's word is not the stored one. When the property holds at most 200 distinct
+    …: the user's word is not the stored one. When the property holds at most 2,000 distinct
     values and none is the literal (case aside), the note gives the close ones (by the value
     lookup's similarity), and all of them when there are at most 30 and the question says the
     literal in everyday words; the model chooses one or finds that nothing matches. A name the
@@ -227,7 +234,9 @@ async def stored_values(case: Case) -> Fix | None:
     channel (the values would bypass its row redaction)."""
     if case.attempts_left <= 0 or case.ctx.policy is not None:
         return None
-    async for label, prop, value, stored in _unstored_strings(case, skip_hinted=True):
+    async for label, prop, value, stored in _unstored_strings(
+        case, skip_hinted=True, most=MAX_NAMES_READ
+    ):
         text = _stored_values_text(label, prop, value, stored, case.question)
         if text is None:
             continue
@@ -358,27 +367,29 @@ async def _value_on_a_neighbour(case: Case, label: str, prop: str, value: str) -
     return " ".join(text.split()) + "."
 
 
-async def _distinct_values(prober: Prober, label: str, prop: str) -> list[str] | None:
-    """The property's distinct string values, or None when there are too many (or the read
-    fails: then there is no note)."""
+async def _distinct_values(
+    prober: Prober, label: str, prop: str, most: int = MAX_STORED_VALUES
+) -> list[str] | None:
+    """The property's distinct string values, or None when there are more than `most` (or the
+    read fails: then there is no note)."""
     statement = (
         f"MATCH (n:{quote_name(label)}) WHERE n.{quote_name(prop)} IS NOT NULL "
-        f"RETURN DISTINCT n.{quote_name(prop)} LIMIT {MAX_STORED_VALUES + 1}"
+        f"RETURN DISTINCT n.{quote_name(prop)} LIMIT {most + 1}"
     )
     try:
-        rows = await prober.rows(statement, None, MAX_STORED_VALUES + 1)
+        rows = await prober.rows(statement, None, most + 1)
     except GraphError:
         logger.debug("a probe failed", exc_info=True)
         return None
-    if len(rows) > MAX_STORED_VALUES:
+    if len(rows) > most:
         return None
     return [r[0] for r in rows if r and isinstance(r[0], str)]
 
 
 async def _unstored_strings(
-    case: Case, *, min_chars: int = 1, skip_hinted: bool = False
+    case: Case, *, min_chars: int = 1, skip_hinted: bool = False, most: int = MAX_STORED_VALUES
 ) -> AsyncIterator[tuple[str, str, str, list[str]]]:
-    """The statement's string filters (three at most) on a property of at most 200 values
+    """The statement's string filters (three at most) on a property of at most `most` values
     that holds none of them (case aside): (label, property, literal, the stored values).
     `skip_hinted`: not a literal a value hint holds (stored, elsewhere)."""
     hinted = {held.casefold() for _label, _prop, held in case.hints} if skip_hinted else set()
@@ -389,7 +400,7 @@ async def _unstored_strings(
             continue
         if value.casefold() in hinted:
             continue
-        stored = await _distinct_values(case.probe, label, prop)
+        stored = await _distinct_values(case.probe, label, prop, most)
         if stored and value.casefold() not in {v.casefold() for v in stored}:
             yield label, prop, value, stored
 
@@ -414,7 +425,10 @@ def _offered(value: str, stored: list[str], question: str) -> tuple[list[str], b
     """The stored values worth offering for `value`, close ones first, and whether they are
     all of them: every value when they are few and either one is close or the question says
     the literal in everyday words, else only the close ones; None when nothing is worth
-    offering (a name the user capitalises, none close: its absence is the answer)."""
+    offering (a name the user capitalises, none close: its absence is the answer). Where the
+    property stores codes and the literal is a name ('Spain' where countries are 'ES', 'FR',
+    …), every code is offered: spelling is no guide from a name to its code, the model's
+    knowledge is."""
     close = sorted(
         (v for v in stored if similarity(value, v) >= MIN_SCORE),
         key=lambda v: (-similarity(value, v), v),
@@ -423,7 +437,29 @@ def _offered(value: str, stored: list[str], question: str) -> tuple[list[str], b
         return [*close, *sorted(v for v in stored if v not in close)], True
     if close:
         return close[:STORED_VALUES_SHOWN], False
+    if len(stored) <= MAX_STORED_VALUES and _a_name_for_a_code(value, stored):
+        return sorted(stored), True
     return None
+
+
+MAX_CODE_CHARS = 6
+"""A stored value this short, in capitals and without spaces, reads as a code ('ES', 'GB-ENG')."""
+
+
+def _a_name_for_a_code(value: str, stored: list[str]) -> bool:
+    """Whether every stored value is a code and `value` is a name, longer than any of them
+    (`{code: 'Spain'}` for "the airports in Spain", a dev statement, where the codes are 'ES',
+    'FR', …)."""
+    codes = all(
+        len(v) <= MAX_CODE_CHARS and v == v.upper() and not any(c.isspace() for c in v)
+        for v in stored
+    )
+    return (
+        bool(stored)
+        and codes
+        and value != value.upper()
+        and len(value.strip()) > max(map(len, stored))
+    )
 
 
 def _stored_values_text(

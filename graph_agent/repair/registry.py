@@ -21,10 +21,10 @@
 | execute  | empty_result    | rewrite | value-completed (the one stored value that         |
 |          |                 |         | completes the literal; read again),                |
 |          |                 |         | value-property (another property of the node holds |
-|          |                 |         | it; read again), value-chosen (the model picks a   |
-|          |                 |         | stored value; read again), value-moved (the filter |
-|          |                 |         | moved to the one node next door that holds it;     |
-|          |                 |         | read again)                                        |
+|          |                 |         | it; read again), value-moved (the filter moved to  |
+|          |                 |         | the one node next door that holds it; read again), |
+|          |                 |         | value-chosen (the model picks a stored value, a    |
+|          |                 |         | close one or a code; read again)                   |
 | execute  | empty_result    | hint    | value-next-door, stored-values (one of these two,  |
 |          |                 |         | value-chosen and value-moved per question)         |
 | execute  | rows            | hint    | counted-label (once per question)                  |
@@ -74,7 +74,12 @@ the rules removed there, and why, are listed on that page too), with these still
   holds `cpu`; `count(a.runways)` for "How many runways … in total?", a dev statement), and
   relationship-measure ("the three longest routes" sorted on the destination's longest
   runway, a dev statement; a route's number is its distance) and negation-contradicted
-  ("no routes at all" written as a matched route that must not be there, both attempts).
+  ("no routes at all" written as a matched route that must not be there, both attempts);
+- the fifteenth session's widening of value-chosen and stored-values: of a property with up to
+  2,000 values the close ones ("Lisboa" for 'Lisbon', a dev question), and every code where
+  codes are stored and the literal is a name (`{code: 'Spain'}`, a dev statement); value-moved
+  now comes before value-chosen, so that a literal stored next door is moved there before a
+  close spelling of it is offered.
 
 A new rule: write it in the module of its phase (`validate_rules`, `execute_rules`,
 `answer_rules`; a first rule for the correct step starts `correct_rules` and its trigger) with the `rule` decorator (a docstring that
@@ -125,8 +130,8 @@ RULES: tuple[Rule, ...] = (
     v.with_alias,
     e.value_completed,
     e.value_property,
-    e.value_chosen,
     e.value_moved,
+    e.value_chosen,
     e.value_next_door,
     e.stored_values,
     e.counted_label,

@@ -375,3 +375,59 @@ def test_a_relationship_matched_and_denied_keeps_the_negation(graphs: dict[str, 
     assert gold and not _rows(db, written)
     assert result.rows == gold
     assert [f.rule for f in result.rules_fired] == ["negation-contradicted"]
+
+
+def test_a_country_named_where_codes_are_stored_is_chosen_among_the_codes(
+    graphs: dict[str, GraphDB],
+) -> None:
+    # A dev statement: the sum over `{code: 'Spain'}` came back 0 (the codes are 'ES', 'FR', …)
+    # and no stored value was close enough in spelling to be offered.
+    db = graphs["airports"]
+    written = (
+        "MATCH (a:Airport)-[:IN_COUNTRY]->(c:Country {code: 'Spain'}) "
+        "RETURN sum(a.runways) AS total_runways"
+    )
+    codes = sorted(row[0] for row in _rows(db, "MATCH (c:Country) RETURN DISTINCT c.code"))
+    model = ScriptedChatModel(
+        replies=[
+            guard_reply(),
+            cypher_reply(written),
+            f'{{"choice": {codes.index("ES") + 1}}}',
+            '{"means": true}',
+            evaluation_reply(answer="ok"),
+        ]
+    )
+    agent = Agent(db, LLMs(cypher=model, fast=model), InMemoryExampleStore(), AgentConfig())
+    result = agent.run("How many runways do the airports in Spain have in total?")
+    gold = _rows(db, written.replace("'Spain'", "'ES'"))
+    assert gold[0][0] > 0 and result.rows == gold
+    assert "1. AL\n" in model.prompts[2]  # every code offered, in order
+    assert result.rules_fired[0].rule == "value-chosen"
+
+
+def test_a_city_spelled_otherwise_is_chosen_among_the_close_names(
+    graphs: dict[str, GraphDB],
+) -> None:
+    # A dev question: "Lisboa", where the city is stored as 'Lisbon', one of some 600 names
+    # (more than are ever offered whole).
+    db = graphs["airports"]
+    written = (
+        "MATCH (a:Airport)-[:IN_CITY]->(c:City {name: 'Lisboa'}) "
+        "RETURN DISTINCT a.descr AS descr ORDER BY descr"
+    )
+    model = ScriptedChatModel(
+        replies=[
+            guard_reply(),
+            cypher_reply(written),
+            '{"choice": 1}',
+            '{"means": true}',
+            evaluation_reply(answer="ok"),
+        ]
+    )
+    agent = Agent(db, LLMs(cypher=model, fast=model), InMemoryExampleStore(), AgentConfig())
+    result = agent.run("Which airports serve Lisboa?")
+    gold = _rows(db, written.replace("'Lisboa'", "'Lisbon'"))
+    assert gold and result.rows == gold
+    assert "1. Lisbon\n" in model.prompts[2]
+    assert _rows(db, "MATCH (c:City) RETURN count(DISTINCT c.name)")[0][0] > 200
+    assert result.rules_fired[0].rule == "value-chosen"

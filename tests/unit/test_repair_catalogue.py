@@ -273,7 +273,7 @@ def test_stored_values_reads_one_bounded_list_per_literal() -> None:
     fix, prober = _stored_values([[["Science Fiction"], ["Fantasy"]]])
     assert fix is not None and "(closest: 'Science Fiction')" in (fix.note or "")
     assert prober.asked == [
-        "MATCH (n:`Genre`) WHERE n.`name` IS NOT NULL RETURN DISTINCT n.`name` LIMIT 201"
+        "MATCH (n:`Genre`) WHERE n.`name` IS NOT NULL RETURN DISTINCT n.`name` LIMIT 2001"
     ]
 
 
@@ -292,8 +292,15 @@ def test_stored_values_of_many_with_none_close_says_nothing() -> None:
     assert fix is None
 
 
-def test_stored_values_not_for_a_property_of_more_than_200_values() -> None:
-    fix, _prober = _stored_values([[[f"Genre {i:03}"] for i in range(201)] + [["Sci Fi"]]])
+def test_stored_values_of_a_name_property_shows_the_close_ones() -> None:
+    # More values than are ever shown whole (a city's name): the close ones still are.
+    fix, _prober = _stored_values([[[f"Genre {i:04}"] for i in range(600)] + [["Sci Fi"]]])
+    assert fix is not None and "Of the 601 stored values of Genre.name" in (fix.note or "")
+    assert "'Sci Fi'" in (fix.note or "")
+
+
+def test_stored_values_not_for_a_property_of_more_than_2000_values() -> None:
+    fix, _prober = _stored_values([[[f"Genre {i:04}"] for i in range(2001)] + [["Sci Fi"]]])
     assert fix is None
 
 
