@@ -650,11 +650,17 @@ class SqliteExampleStore:
     # --- schema-generated examples ------------------------------------------------------
 
     def has_schema_examples(self, schema_fingerprint: str) -> bool:
-        """True when examples were generated for this schema fingerprint (in any status)."""
+        """True when this schema fingerprint's generated examples are in use: some are active,
+        or were retired by votes. Not when every one was retired because another schema's
+        took their place: a memory shared by two graphs (GRAPH_NAME switched back, or the
+        eval sets on one DATA_DIR) would otherwise never give the first graph its examples
+        again (the air routes graph ran without any after the network graph's playground
+        had retired them, fifteenth session)."""
         found = self._conns.read(
             lambda db: rows(
                 db,
                 "SELECT 1 AS x FROM examples WHERE source = 'schema' AND schema_fingerprint = ? "
+                "AND (status <> 'retired' OR retired_reason IS NULL OR retired_reason <> 'schema') "
                 "LIMIT 1",
                 [schema_fingerprint],
             )

@@ -443,3 +443,14 @@ def test_import_jsonl_and_export_round_trip(mem: Memory, tmp_path: Path) -> None
         with open_memory(tmp_path / f"other-{suffix}.sqlite3") as other:
             assert len(other.examples.import_file(out, _validate).imported) == len(SEEDS)
             assert {e.question for e in other.examples.list()} == {q for q, _ in SEEDS}
+
+
+def test_schema_examples_retired_by_votes_still_count_as_generated(mem: Memory) -> None:
+    # A 👎 outlives regeneration: the fingerprint is not generated again for it.
+    question, cypher = "How many movies?", "MATCH (m:Movie) RETURN count(m)"
+    mem.examples.replace_schema_examples([(question, cypher, "count")], "fp1", cap_per_shape=3)
+    (example,) = mem.examples.list(source="schema")
+    mem.examples.vote_down(_turn(mem, question, cypher, example_ids=(example.id,)), "U2")
+    (example,) = mem.examples.list(source="schema")
+    assert (example.status, example.retired_reason) == ("retired", "votes")
+    assert mem.examples.has_schema_examples("fp1")

@@ -150,6 +150,18 @@ def test_taught_examples_rank_before_schema_ones_at_equal_similarity(mem: Memory
     assert [e.id for e in mem.examples.similar(Q, 2)] == [taught]
 
 
+def test_a_schema_whose_examples_another_retired_gets_them_again(mem: Memory) -> None:
+    # One memory, two graphs: the second graph's refresh retires the first's examples; back on
+    # the first, they are not "already there" and a refresh makes them active again.
+    _store(mem, "fp1", (Q, C, "one_hop"))
+    _store(mem, "fp2", ("How many books are there?", "MATCH (b:Book) RETURN count(b)", "count"))
+    assert not mem.examples.has_schema_examples("fp1")
+    _store(mem, "fp1", (Q, C, "one_hop"))
+    assert mem.examples.has_schema_examples("fp1")
+    live = mem.examples.list(source="schema", status="active")
+    assert [(e.question, e.schema_fingerprint) for e in live] == [(Q, "fp1")]
+
+
 def test_a_new_fingerprint_retires_the_old_schema_examples(mem: Memory) -> None:
     _store(mem, "fp1", (Q, C, "one_hop"), ("How many books are there?", "MATCH (b:Book) RETURN count(b)", "count"))  # fmt: skip
     _store(mem, "fp2", (Q, C, "one_hop"))
