@@ -493,26 +493,42 @@ async def ties_shown(case: Case) -> Fix | None:
     """One row from `ORDER BY products DESC LIMIT 1` for "which supplier has the most
     products?", when two suppliers have five: the answer named one as if it were alone. The
     same read with room for ties (`LIMIT 11`, through the channel's policy); the rows tied
-    with the first on the first sort key replace it. Only when that key is a returned column;
-    not in a restricted channel (its redaction may have changed the row that came back)."""
+    with the first on the first sort key replace it. The read is DISTINCT where it can be:
+    rows alike are one answer met through several nodes ("How much RAM does the xl machine
+    type have?" read the type through each of its 31 machines, a dev item, and showed 256 ten
+    times). Only when that key is a returned column; not in a restricted channel (its
+    redaction may have changed the row that came back)."""
     if len(case.rows) != 1 or case.ctx.policy is not None:
         return None
     found = tie_read(case.cypher)
     if found is None:
         return None
     statement, column = found
+    statement = distinct_read(statement) or statement
     try:
         rows = await case.probe.rows(statement, None, TIE_ROWS + 1)
     except GraphError:
         logger.debug("the tie read failed", exc_info=True)
         return None
-    tied = tied_rows(rows, column)
+    tied = _without_repeats(tied_rows(rows, column))
     if len(tied) < 2 or list(case.rows[0]) not in tied:
         return None
     more = len(tied) > TIE_ROWS
     shown = tied[:TIE_ROWS]
     detail = f"{'more than ' if more else ''}{len(shown)} rows tied for first"
     return Fix(detail, cypher=statement, update={"rows": shown, "truncated": more})
+
+
+def _without_repeats(rows: list[list[Any]]) -> list[list[Any]]:
+    """The rows, each first time it comes (a read that could not be DISTINCT may repeat)."""
+    seen: set[str] = set()
+    kept = []
+    for row in rows:
+        key = json.dumps(list(row), default=str, sort_keys=True)
+        if key not in seen:
+            seen.add(key)
+            kept.append(row)
+    return kept
 
 
 @rule("distinct-rows", E, Trigger.ROWS, Kind.REWRITE)

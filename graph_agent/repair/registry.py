@@ -79,7 +79,8 @@ the rules removed there, and why, are listed on that page too), with these still
   2,000 values the close ones ("Lisboa" for 'Lisbon', a dev question), and every code where
   codes are stored and the literal is a name (`{code: 'Spain'}`, a dev statement); value-moved
   now comes before value-chosen, so that a literal stored next door is moved there before a
-  close spelling of it is offered.
+  close spelling of it is offered; ties-shown reads the tie DISTINCT (a type's RAM read
+  through each of its machines showed 256 ten times, a dev item).
 
 A new rule: write it in the module of its phase (`validate_rules`, `execute_rules`,
 `answer_rules`; a first rule for the correct step starts `correct_rules` and its trigger) with the `rule` decorator (a docstring that

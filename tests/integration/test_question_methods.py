@@ -21,6 +21,7 @@ from graph_agent.graphdb import GraphDB
 from graph_agent.graphdb.errors import GraphError
 from graph_agent.llm import LLMs
 from graph_agent.question_fit import any_depth_fix
+from graph_agent.result import AgentResult
 from graph_agent.schema_paths import path_patterns, with_data
 from graph_agent.superlatives import identify_fix, one_row_fix, sort_direction_fix
 from rig.scripted_llm import ScriptedChatModel, cypher_reply, evaluation_reply, guard_reply
@@ -377,6 +378,22 @@ def test_a_relationship_matched_and_denied_keeps_the_negation(graphs: dict[str, 
     assert [f.rule for f in result.rules_fired] == ["negation-contradicted"]
 
 
+def _chosen(db: GraphDB, written: str, choice: int, question: str) -> tuple[AgentResult, list[str]]:
+    """The question asked with `written` as the statement, value-chosen answered with the
+    `choice`-th value offered (and "yes, that one"): the result and the prompts."""
+    model = ScriptedChatModel(
+        replies=[
+            guard_reply(),
+            cypher_reply(written),
+            f'{{"choice": {choice}}}',
+            '{"means": true}',
+            evaluation_reply(answer="ok"),
+        ]
+    )
+    agent = Agent(db, LLMs(cypher=model, fast=model), InMemoryExampleStore(), AgentConfig())
+    return agent.run(question), model.prompts
+
+
 def test_a_country_named_where_codes_are_stored_is_chosen_among_the_codes(
     graphs: dict[str, GraphDB],
 ) -> None:
@@ -388,20 +405,11 @@ def test_a_country_named_where_codes_are_stored_is_chosen_among_the_codes(
         "RETURN sum(a.runways) AS total_runways"
     )
     codes = sorted(row[0] for row in _rows(db, "MATCH (c:Country) RETURN DISTINCT c.code"))
-    model = ScriptedChatModel(
-        replies=[
-            guard_reply(),
-            cypher_reply(written),
-            f'{{"choice": {codes.index("ES") + 1}}}',
-            '{"means": true}',
-            evaluation_reply(answer="ok"),
-        ]
-    )
-    agent = Agent(db, LLMs(cypher=model, fast=model), InMemoryExampleStore(), AgentConfig())
-    result = agent.run("How many runways do the airports in Spain have in total?")
+    question = "How many runways do the airports in Spain have in total?"
+    result, prompts = _chosen(db, written, codes.index("ES") + 1, question)
     gold = _rows(db, written.replace("'Spain'", "'ES'"))
     assert gold[0][0] > 0 and result.rows == gold
-    assert "1. AL\n" in model.prompts[2]  # every code offered, in order
+    assert "1. AL\n" in prompts[2]  # every code offered, in order
     assert result.rules_fired[0].rule == "value-chosen"
 
 
@@ -415,19 +423,25 @@ def test_a_city_spelled_otherwise_is_chosen_among_the_close_names(
         "MATCH (a:Airport)-[:IN_CITY]->(c:City {name: 'Lisboa'}) "
         "RETURN DISTINCT a.descr AS descr ORDER BY descr"
     )
-    model = ScriptedChatModel(
-        replies=[
-            guard_reply(),
-            cypher_reply(written),
-            '{"choice": 1}',
-            '{"means": true}',
-            evaluation_reply(answer="ok"),
-        ]
-    )
-    agent = Agent(db, LLMs(cypher=model, fast=model), InMemoryExampleStore(), AgentConfig())
-    result = agent.run("Which airports serve Lisboa?")
+    result, prompts = _chosen(db, written, 1, "Which airports serve Lisboa?")
     gold = _rows(db, written.replace("'Lisboa'", "'Lisbon'"))
     assert gold and result.rows == gold
-    assert "1. Lisbon\n" in model.prompts[2]
+    assert "1. Lisbon\n" in prompts[2]
     assert _rows(db, "MATCH (c:City) RETURN count(DISTINCT c.name)")[0][0] > 200
     assert result.rules_fired[0].rule == "value-chosen"
+
+
+def test_a_value_met_through_many_nodes_is_one_answer_not_a_tie(
+    graphs: dict[str, GraphDB],
+) -> None:
+    # A dev statement: the xl type read through each of its machines, every row 256; the tie
+    # read showed it ten times once the engine kept one row per path.
+    db = graphs["network"]
+    written = (
+        "MATCH (t:Type {type: 'xl'})<-[:TYPE]-(m:Machine), (m)-[:TYPE]->(t2:Type) "
+        "RETURN t2.ram AS ram ORDER BY ram DESC LIMIT 1"
+    )
+    assert len(_rows(db, written.replace("LIMIT 1", "LIMIT 20"))) > 1  # the rows repeat
+    result = _agent(db, cypher_reply(written)).run("How much RAM does the xl machine type have?")
+    assert result.rows == _rows(db, "MATCH (t:Type {type: 'xl'}) RETURN t.ram") == [[256]]
+    assert "ties-shown" not in [f.rule for f in result.rules_fired]

@@ -149,6 +149,8 @@ def test_rule_case(case: dict[str, Any]) -> None:
     fix = asyncio.run(rule.apply(_case(case, prober, chooser)))
     if "offered" in case:
         assert chooser.offered == case["offered"]
+    for wanted in case.get("probe_asked") or []:
+        assert any(wanted in asked for asked in prober.asked), prober.asked
     if not case.get("fires", True):
         assert fix is None, fix
         return
@@ -172,7 +174,7 @@ def test_rule_case(case: dict[str, Any]) -> None:
 CASE_KEYS = {
     "rule", "question", "cypher", "fires", "cypher_contains", "cypher_lacks", "note_contains",
     "stage", "update", "rewrites", "restricted", "error", "unknown", "columns", "rows",
-    "answer", "hints", "state", "probe", "choice", "offered",
+    "answer", "hints", "state", "probe", "choice", "offered", "probe_asked",
 }  # fmt: skip
 
 
