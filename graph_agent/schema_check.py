@@ -33,15 +33,21 @@ class SchemaCheck:
 
 
 def _misplaced_properties(
-    names: ReferencedNames, entries: list[MapEntry], known: set[str], schema: GraphSchema
+    names: ReferencedNames,
+    entries: list[MapEntry],
+    known: set[str],
+    schema: GraphSchema,
+    chained: list[tuple[str, str]],
 ) -> list[str]:
     """`a.name` where `a` is an Airport and only City and Region have `name`: a read that can
     only give nulls (a 1.5B model's rows of nulls looked like answers). The same in a pattern's
     map, `(p:Product {categoryName: 'Seafood'})` where only Category has it, matches nothing
-    (a real playground question answered "nothing matches"). Properties no label has are
-    reported as unknown already; labels without sampled properties are not judged."""
+    (a real playground question answered "nothing matches"), and at the head of a chain,
+    `r.type.cpu` of a Rack where only Type has `type` (every rack summed 0 CPUs in a playground
+    trial). Properties no label has are reported as unknown already; labels without sampled
+    properties are not judged."""
     wrong: dict[str, tuple[LabelInfo, list[str]]] = {}
-    written = [(names.variables.get(var, ""), prop) for var, prop in names.accesses]
+    written = [(names.variables.get(var, ""), prop) for var, prop in [*names.accesses, *chained]]
     written += [(e.label or "", e.prop) for e in entries]
     for label_name, prop in written:
         label = schema.label(label_name)
@@ -56,6 +62,21 @@ def _misplaced_properties(
         + ", ".join(p.name for p in label.properties[:12])
         + "".join(_related_instead(label.name, prop, schema) for prop in props)
         for label, props in wrong.values()
+    ]
+
+
+def _chain_heads(cypher: str) -> list[tuple[str, str]]:
+    """(variable, property) at the head of each `v.a.b` the statement reads."""
+    tokens = tokenize(cypher)
+    return [
+        (tokens[k].name, tokens[k + 2].name)
+        for k in range(len(tokens) - 4)
+        if tokens[k].is_name
+        and tokens[k + 1].is_punct(".")
+        and tokens[k + 2].is_name
+        and tokens[k + 3].is_punct(".")
+        and tokens[k + 4].is_name
+        and not (k and tokens[k - 1].is_punct("."))
     ]
 
 
@@ -235,7 +256,9 @@ def check_schema(cypher: str, schema: GraphSchema) -> SchemaCheck:
             f"unknown propert(y/ies) {', '.join(unknown)}"
             + _property_guidance(unknown, names.labels & labels, schema)
         )
-    check.problems.extend(_misplaced_properties(names, node_map_entries(cypher), props, schema))
+    check.problems.extend(
+        _misplaced_properties(names, node_map_entries(cypher), props, schema, _chain_heads(cypher))
+    )
 
     reversed_types: set[str] = set()
     kept_types: set[str] = set()

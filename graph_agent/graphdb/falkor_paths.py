@@ -8,9 +8,9 @@ sum(t.cpu)` gives 63 (one row per machine type) where the rack's 41 machines hav
 (m)-[:TYPE]->(t)`), and to parallel relationships between two nodes (upstream issues
 FalkorDB#2470, #2132, #248; found in the fifteenth session's check of a trial answer). A path
 variable on the pattern keeps every path, so the adapter binds one to each pattern part of a
-MATCH that has a fixed-length relationship and none yet. The statement a person sees, and Neo4j's, are never
-rewritten; a statement that returns `*` is left as written (the new variables would become
-columns).
+MATCH that has a fixed-length relationship and none yet. The statement a person sees, and
+Neo4j's, are never rewritten; a statement that returns `*` is left as written (the new
+variables would become columns). What it costs a count over a chain: bench/graph_layer.py.
 """
 
 from __future__ import annotations

@@ -165,8 +165,10 @@ def label_chain(cypher: str, schema: GraphSchema) -> tuple[str, str] | None:
     Machine (a network dev question, "What operating systems do the machines in rack … run?"):
     the related node is matched, `, (m)-[:RUNS]->(os:OS)`, and `m.os.name` read as `os.name`.
     The new node takes the word the model wrote as its variable when that is free, so a sort
-    it wrote on `os.name` reads it too. None unless the statement reads one such chain (once
-    or more), one relationship links the two labels, and the result passes the schema check."""
+    it wrote on `os.name` reads it too. Where no relationship links the two labels, the one
+    two-hop road through a third does (`r.type.cpu` of a Rack: `, (r)-[:HOLDS]->(m:Machine),
+    (m)-[:TYPE]->(type:Type)`). None unless the statement reads one such chain (once or
+    more), one road links the two labels, and the result passes the schema check."""
     names = referenced_names(cypher)
     tokens = tokenize(cypher)
     by_stem = {stem(label.name): label for label in schema.labels}
@@ -188,14 +190,9 @@ def label_chain(cypher: str, schema: GraphSchema) -> tuple[str, str] | None:
         return None
     if not all(has_property(other, tokens[k + 4].name) for k in at):
         return None
-    rels = {
-        (r.start, r.type)
-        for r in schema.relationships
-        if {r.start, r.end} == {own.name, other.name}
-    }
-    if len(rels) != 1:
+    road = _one_road(own.name, other.name, schema)
+    if road is None:
         return None
-    ((start, rel_type),) = rels
     taken = set(names.variables) | {t.name for t in tokens if t.is_name and t.name != word}
     new = (
         word
@@ -203,17 +200,53 @@ def label_chain(cypher: str, schema: GraphSchema) -> tuple[str, str] | None:
         else fresh_variable(other.name, taken)
     )
     text = _replaced(cypher, [(tokens[k].position, tokens[k + 2].end, new) for k in at])
-    changed = _add_hop(
-        text, tokenize(text), var, own.name, other.name, start, rel_type, referenced_names(text),
-        set(), new,
-    )  # fmt: skip
-    if changed is None or check_schema(changed, schema).problems:
+    near, written = var, f"({var})"
+    for i, (start, rel_type, label, next_label) in enumerate(road):
+        last = i == len(road) - 1
+        step = new if last else fresh_variable(next_label, taken | {new})
+        taken.add(step)
+        changed = _add_hop(
+            text, tokenize(text), near, label, next_label, start, rel_type,
+            referenced_names(text), set(), step,
+        )  # fmt: skip
+        if changed is None:
+            return None
+        arrow = f"-[:{rel_type}]->" if start == label else f"<-[:{rel_type}]-"
+        text, near, written = changed, step, f"{written}{arrow}({step}:{next_label})"
+    if check_schema(text, schema).problems:
         return None
-    arrow = f"-[:{rel_type}]->" if start == own.name else f"<-[:{rel_type}]-"
-    return (
-        changed,
-        f"{var}.{word}.… read from the related {other.name}: ({var}){arrow}({new}:{other.name})",
-    )
+    return text, f"{var}.{word}.… read from the related {other.name}: {written}"
+
+
+def _one_road(own: str, other: str, schema: GraphSchema) -> list[tuple[str, str, str, str]] | None:
+    """The hops from label `own` to label `other` as (start, type, from, to): the one
+    relationship that links them, else the one two-hop road through a third label where
+    each hop is the one relationship between its two labels (`r.type.cpu` of a Rack: racks
+    hold machines, machines have a type; "Which rack has the most CPUs in total?", a
+    playground trial on the network graph). None when there is no such road, or several."""
+
+    def links(a: str, b: str) -> set[str]:
+        return {r.start + "|" + r.type for r in schema.relationships if {r.start, r.end} == {a, b}}
+
+    def hop(a: str, b: str) -> tuple[str, str, str, str] | None:
+        found = links(a, b)
+        if len(found) != 1:
+            return None
+        start, rel_type = next(iter(found)).split("|", 1)
+        return start, rel_type, a, b
+
+    direct = links(own, other)
+    if direct:
+        one = hop(own, other)
+        return [one] if one is not None else None
+    roads = [
+        [first, second]
+        for middle in schema.labels
+        if middle.name not in (own, other)
+        and (first := hop(own, middle.name)) is not None
+        and (second := hop(middle.name, other)) is not None
+    ]
+    return roads[0] if len(roads) == 1 else None
 
 
 def _from_a_node_matched_with_it(

@@ -11,7 +11,7 @@ from __future__ import annotations
 import json
 import logging
 import re
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator, Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -519,7 +519,7 @@ async def ties_shown(case: Case) -> Fix | None:
     return Fix(detail, cypher=statement, update={"rows": shown, "truncated": more})
 
 
-def _without_repeats(rows: list[list[Any]]) -> list[list[Any]]:
+def _without_repeats(rows: Sequence[Sequence[Any]]) -> list[list[Any]]:
     """The rows, each first time it comes (a read that could not be DISTINCT may repeat)."""
     seen: set[str] = set()
     kept = []
@@ -527,7 +527,7 @@ def _without_repeats(rows: list[list[Any]]) -> list[list[Any]]:
         key = json.dumps(list(row), default=str, sort_keys=True)
         if key not in seen:
             seen.add(key)
-            kept.append(row)
+            kept.append(list(row))
     return kept
 
 
@@ -546,8 +546,7 @@ async def distinct_rows(case: Case) -> Fix | None:
         return None
     if not _WHICH.match(case.question) or _EACH.search(case.question):
         return None
-    seen = {json.dumps(list(row), default=str, sort_keys=True) for row in case.rows}
-    if len(seen) == len(case.rows):
+    if len(_without_repeats(case.rows)) == len(case.rows):
         return None
     statement = distinct_read(case.cypher)
     if statement is None:

@@ -80,7 +80,9 @@ the rules removed there, and why, are listed on that page too), with these still
   codes are stored and the literal is a name (`{code: 'Spain'}`, a dev statement); value-moved
   now comes before value-chosen, so that a literal stored next door is moved there before a
   close spelling of it is offered; ties-shown reads the tie DISTINCT (a type's RAM read
-  through each of its machines showed 256 ten times, a dev item).
+  through each of its machines showed 256 ten times, a dev item); label-as-property also
+  takes the one two-hop road (`r.type.cpu` of a rack, a playground trial on the network
+  graph), which the schema check now reports (the head of a chain is judged as a property).
 
 A new rule: write it in the module of its phase (`validate_rules`, `execute_rules`,
 `answer_rules`; a first rule for the correct step starts `correct_rules` and its trigger) with the `rule` decorator (a docstring that

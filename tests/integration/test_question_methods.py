@@ -445,3 +445,24 @@ def test_a_value_met_through_many_nodes_is_one_answer_not_a_tie(
     result = _agent(db, cypher_reply(written)).run("How much RAM does the xl machine type have?")
     assert result.rows == _rows(db, "MATCH (t:Type {type: 'xl'}) RETURN t.ram") == [[256]]
     assert "ties-shown" not in [f.rule for f in result.rules_fired]
+
+
+def test_a_label_two_hops_away_read_as_a_property_is_matched_through_the_road(
+    graphs: dict[str, GraphDB],
+) -> None:
+    # A playground trial on the network graph: `r.type.cpu` of a rack summed nothing (0 on
+    # every rack) and the answer named a rack with 0 CPUs as the one with the most.
+    db = graphs["network"]
+    written = (
+        "MATCH (r:Rack) WITH r, sum(r.type.cpu) AS total_cpus ORDER BY total_cpus DESC LIMIT 1 "
+        "RETURN r.name AS name, total_cpus AS cpu"
+    )
+    result = _agent(db, cypher_reply(written)).run("Which rack has the most CPUs in total?")
+    gold = _rows(
+        db,
+        "MATCH (r:Rack)-[:HOLDS]->(m:Machine)-[:TYPE]->(t:Type) WITH r, m, t "
+        "RETURN r.name AS name, sum(t.cpu) AS cpu ORDER BY cpu DESC LIMIT 1",
+    )
+    assert gold[0][1] > 0 and result.rows == gold
+    assert "label-as-property" in [f.rule for f in result.rules_fired]
+    assert "(r)-[:HOLDS]->(m:Machine), (m)-[:TYPE]->(type:Type)" in result.cypher

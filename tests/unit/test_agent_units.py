@@ -394,6 +394,17 @@ def test_a_property_that_is_a_related_node_names_the_relationship() -> None:
     assert "a property of the Type (name, ram, type)" in message
 
 
+def test_the_head_of_a_property_chain_is_judged_as_a_property() -> None:
+    # `r.type.cpu` of a Rack: `type` is only the Type's property; the chain read null on
+    # every rack (a playground trial), and nothing said so.
+    [message] = check_schema(
+        "MATCH (r:Rack) WITH r, sum(r.type.ram) AS ram RETURN r.name, ram", _network_schema()
+    ).problems
+    assert message.startswith("Rack has no propert(y/ies) type; Rack has: name, zone")
+    held = check_schema("MATCH (t:Type) RETURN t.type.x", _network_schema()).problems
+    assert not any(p.startswith("Type has no") for p in held)  # Type has `type`
+
+
 def test_a_property_of_a_neighbouring_label_names_the_hop() -> None:
     [message] = check_schema(
         "MATCH (r:Rack)-[:HOLDS]->(m:Machine) RETURN sum(m.ram) AS ram", _network_schema()
