@@ -225,14 +225,14 @@ def _one_road(own: str, other: str, schema: GraphSchema) -> list[tuple[str, str,
     hold machines, machines have a type; "Which rack has the most CPUs in total?", a
     playground trial on the network graph). None when there is no such road, or several."""
 
-    def links(a: str, b: str) -> set[str]:
-        return {r.start + "|" + r.type for r in schema.relationships if {r.start, r.end} == {a, b}}
+    def links(a: str, b: str) -> set[tuple[str, str]]:
+        return {(r.start, r.type) for r in schema.relationships if {r.start, r.end} == {a, b}}
 
     def hop(a: str, b: str) -> tuple[str, str, str, str] | None:
         found = links(a, b)
         if len(found) != 1:
             return None
-        start, rel_type = next(iter(found)).split("|", 1)
+        ((start, rel_type),) = found
         return start, rel_type, a, b
 
     direct = links(own, other)
