@@ -9,6 +9,7 @@ from collections.abc import Callable, Iterable
 from graph_agent.graphdb.protocol import GraphSchema, LabelInfo
 from graph_agent.graphdb.schema import quote_name_if_needed
 from graph_agent.lint import MapEntry, node_map_entries, without_entries
+from graph_agent.question_fit import counted_label
 from graph_agent.schema_check import check_schema, has_property, neighbours_with
 from graph_agent.statement import (
     Item,
@@ -200,6 +201,18 @@ def label_chain(cypher: str, schema: GraphSchema) -> tuple[str, str] | None:
         else fresh_variable(other.name, taken)
     )
     text = _replaced(cypher, [(tokens[k].position, tokens[k + 2].end, new) for k in at])
+    added = _add_road(text, var, road, new, taken)
+    if added is None or check_schema(added[0], schema).problems:
+        return None
+    return added[0], f"{var}.{word}.… read from the related {other.name}: {added[1]}"
+
+
+def _add_road(
+    text: str, var: str, road: list[tuple[str, str, str, str]], new: str, taken: set[str]
+) -> tuple[str, str] | None:
+    """`text` with `_one_road`'s hops matched from `var` to a node `new` (`, (r)-[:HOLDS]->
+    (m:Machine), (m)-[:TYPE]->(t:Type)`), and the road as written; None when `var` is not
+    bound in a MATCH. Variables of middle nodes avoid `taken`, which gains them."""
     near, written = var, f"({var})"
     for i, (start, rel_type, label, next_label) in enumerate(road):
         last = i == len(road) - 1
@@ -213,9 +226,58 @@ def label_chain(cypher: str, schema: GraphSchema) -> tuple[str, str] | None:
             return None
         arrow = f"-[:{rel_type}]->" if start == label else f"<-[:{rel_type}]-"
         text, near, written = changed, step, f"{written}{arrow}({step}:{next_label})"
-    if check_schema(text, schema).problems:
+    return text, written
+
+
+def counted_road(cypher: str, question: str, schema: GraphSchema) -> tuple[str, str] | None:
+    """The statement with the label the question counts matched and counted, and what was
+    added; None unless that is unambiguous. "Which data center has the most racks?" written
+    `MATCH (d:DataCenter) RETURN d.name AS name, count(*) AS rack_count ORDER BY rack_count
+    DESC LIMIT 1` (a dev statement: one per data centre, told the pattern to match, the model
+    then counted the data centres): the one road from the data centre to its racks is matched,
+    `, (d)-[:CONTAINS]->(r:Rack)`, and `count(*)` reads `count(DISTINCT r)`. Only when the
+    statement never matches the counted label, every count in it is the same `count(*)` or
+    count of one matched node, one matched node has one road (a relationship, or one two-hop
+    road) to the label, and the result passes the schema check; no WITH or UNION."""
+    label = counted_label(question, schema)
+    names = referenced_names(cypher)
+    statement = Statement(cypher)
+    if label is None or label in names.labels or statement.has_union or statement.last("WITH"):
         return None
-    return text, f"{var}.{word}.… read from the related {other.name}: {written}"
+    tokens = statement.tokens
+    calls = [i for i in range(len(tokens)) if is_aggregate_call(tokens, i)]
+    counts = [i for i in calls if tokens[i].text.casefold() == "count"]
+    spans = [(i, close) for i in counts if (close := matching_close(tokens, i + 1)) is not None]
+    arguments = {
+        tuple(t.text for t in tokens[i + 2 : close] if t.text.upper() != "DISTINCT")
+        for i, close in spans
+    }
+    if not counts or len(counts) != len(calls) or len(spans) != len(counts) or len(arguments) != 1:
+        return None
+    ((*_, argument),) = arguments
+    if len(next(iter(arguments))) != 1 or (argument != "*" and argument not in names.variables):
+        return None
+    anchors = [argument] if argument in names.variables else list(names.variables)
+    roads = {
+        v: road
+        for v in anchors
+        if names.variables[v] != label
+        and (road := _one_road(names.variables[v], label, schema)) is not None
+    }
+    if len(roads) != 1:
+        return None
+    ((var, road),) = roads.items()
+    taken = set(names.variables) | {t.name for t in tokens if t.is_name}
+    new = fresh_variable(label, taken)
+    taken.add(new)
+    counted = f"count(DISTINCT {new})"
+    text = _replaced(
+        cypher, [(tokens[i].position, tokens[close].end, counted) for i, close in spans]
+    )
+    added = _add_road(text, var, road, new, taken)
+    if added is None or check_schema(added[0], schema).problems:
+        return None
+    return added[0], f"counted the {label} nodes the question counts: {added[1]}, {counted}"
 
 
 def _one_road(own: str, other: str, schema: GraphSchema) -> list[tuple[str, str, str, str]] | None:
@@ -457,6 +519,13 @@ def bind_unbound_variable(
         # Of several types, the one the question says ("versions" → VERSION).
         said = {stem(w) for w in re.findall(r"[A-Za-z]+", question)}
         links = [(v, r) for v, r in links if stem(r.type.replace("_", " ").split()[-1]) in said]
+    if len(links) > 1 and len({(r.start, r.type) for _, r in links}) == 1:
+        # One relationship from several nodes of a label: of the named one and the one the
+        # statement leaves open, the open one is asked about (`(a:Airport {descr: 'Venice…'})
+        # -[:HAS_ROUTE]->(b:Airport) RETURN DISTINCT c2.name`: the countries reached, a dev
+        # statement on both attempts).
+        named = _named_variables(cypher)
+        links = [(v, r) for v, r in links if v not in named]
     if len(links) != 1:
         return None
     own, rel = links[0]
@@ -466,6 +535,21 @@ def bind_unbound_variable(
     if changed is None or check_schema(changed, schema).problems:
         return None
     return changed, f"bound {var} through (:{rel.start})-[:{rel.type}]->(:{rel.end})"
+
+
+def _named_variables(cypher: str) -> set[str]:
+    """The variables a statement filters on a literal: `(a:Airport {descr: 'X'})`, `WHERE
+    a.iata = 'X'`."""
+    named = {e.variable for e in node_map_entries(cypher) if e.variable}
+    tokens = tokenize(cypher)
+    for k in range(len(tokens) - 4):
+        var, dot, prop, equals, value = tokens[k : k + 5]
+        if (
+            var.is_name and dot.is_punct(".") and prop.is_name and equals.is_punct("=")
+            and value.kind in ("string", "number", "parameter")
+        ):  # fmt: skip
+            named.add(var.name)
+    return named
 
 
 def grouped_with(

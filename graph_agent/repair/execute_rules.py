@@ -92,10 +92,13 @@ async def value_property(case: Case) -> Fix | None:
     rack's number and 'DC1-RCK-2-1' its name; or `(a:Airport {descr: 'LHR'})` where LHR is
     the airport's code. When the filtered property does not hold the literal and exactly one
     other string property of the same label does, the filter takes that property and the
-    statement is read again: its rows answer, and it is the statement shown. Not in a
-    restricted channel (the reads would bypass its row redaction)."""
+    statement is read again: its rows answer, and it is the statement shown. Literals moved
+    stay moved while the next is looked at (two cities written as airport names: the read
+    finds rows only once both are moved). Not in a restricted channel (the reads would bypass
+    its row redaction)."""
     if case.ctx.policy is not None:
         return None
+    current, done = case.cypher, []
     for label, prop, value in literal_filters(case.cypher)[:MAX_LITERAL_CHECKS]:
         info = case.ctx.schema.label(label)
         if info is None or not value.strip() or await _holds(case.probe, label, prop, value):
@@ -107,16 +110,18 @@ async def value_property(case: Case) -> Fix | None:
             if await _holds(case.probe, label, other, value)
         ]
         fixed = (
-            with_property(case.cypher, label, prop, value, holding[0])
-            if len(holding) == 1
-            else None
+            with_property(current, label, prop, value, holding[0]) if len(holding) == 1 else None
         )
-        if fixed is None or (kept := await _read_again(case, fixed)) is None:
+        if fixed is None:
             continue
-        detail = (
+        # Each literal moved stays moved: "from Inverness to Athens" wrote both cities as an
+        # airport's `descr` (a dev statement), and neither alone finds a row.
+        current = fixed
+        done.append(
             f"{label}.{prop} {literal(value)} → {label}.{holding[0]}, the property that holds it"
         )
-        return Fix(detail, cypher=fixed, update=kept)
+        if (kept := await _read_again(case, current)) is not None:
+            return Fix("; ".join(done), cypher=current, update=kept)
     return None
 
 

@@ -21,6 +21,7 @@ from graph_agent.repair.comparisons import (
 from graph_agent.repair.edits import (
     aggregate_by_alias,
     bind_unbound_variable,
+    counted_road,
     grouped_with,
     label_chain,
     property_through_neighbour,
@@ -474,6 +475,18 @@ def count_of_a_number(case: Case) -> Fix | None:
     fixed = counted_property_fix(case.cypher, case.question, schema) or summed_property_fix(
         case.cypher, case.question, schema
     )
+    return Fix(fixed[1], cypher=fixed[0]) if fixed else None
+
+
+@rule("counted-road", V, S, Kind.REWRITE)
+def counted_road_rule(case: Case) -> Fix | None:
+    """ "Which data center has the most racks?" written `MATCH (d:DataCenter) RETURN d.name AS
+    name, count(*) AS rack_count …` (net-most-racks, a dev statement): the racks are never
+    matched, and told by counted-label's correction to match them, the model counted the data
+    centres instead. Where one matched node has one road to the counted label, that road is
+    matched and the count counts its nodes (`, (d)-[:CONTAINS]->(r:Rack)`, `count(DISTINCT
+    r)`); counted-label's correction is left for what this cannot settle."""
+    fixed = counted_road(case.cypher, case.question, case.ctx.schema)
     return Fix(fixed[1], cypher=fixed[0]) if fixed else None
 
 

@@ -309,12 +309,13 @@ def test_rows_from_a_statement_that_counts_another_label_get_one_correction(
     spy: SpyDB, store: InMemoryExampleStore
 ) -> None:
     # "How many machines are in rack R?" answered "1 machine" by counting the rack: a real
-    # 1.5B statement that its evaluator accepted.
+    # 1.5B statement that its evaluator accepted. Behind a WITH, which counted-road leaves
+    # alone (without it, counted-road writes the people in: test_statement_repairs).
     gold = "MATCH (p:Person)-[:MEMBER_OF]->(t:Team {name: 'Payments'}) RETURN count(p) AS people"
     model = ScriptedChatModel(
         replies=[
             guard_reply(),
-            cypher_reply("MATCH (t:Team {name: 'Payments'}) RETURN count(t) AS people"),
+            cypher_reply("MATCH (t:Team {name: 'Payments'}) WITH t RETURN count(t) AS people"),
             cypher_reply(gold),
             evaluation_reply(answer="ok"),
         ]
@@ -331,7 +332,7 @@ def test_rows_from_a_statement_that_counts_another_label_get_one_correction(
 def test_a_statement_sent_back_after_the_counted_label_note_is_judged_on_its_rows(
     spy: SpyDB, store: InMemoryExampleStore
 ) -> None:
-    same = "MATCH (t:Team {name: 'Payments'}) RETURN count(t) AS people"
+    same = "MATCH (t:Team {name: 'Payments'}) WITH t RETURN count(t) AS people"  # no counted-road
     model = ScriptedChatModel(
         replies=[
             guard_reply(),
@@ -353,7 +354,7 @@ def test_rows_that_count_another_label_on_the_last_attempt_are_unconfirmed(
         replies=[
             guard_reply(),
             cypher_reply("MATCH (t:Team {name: 'Payments'})-[:EMPLOYS]->(p) RETURN count(p)"),
-            cypher_reply("MATCH (t:Team {name: 'Payments'}) RETURN count(t) AS people"),
+            cypher_reply("MATCH (t:Team {name: 'Payments'}) WITH t RETURN count(t) AS people"),
         ]
     )
     result = make_agent(spy, model, store, max_attempts=2).run(

@@ -177,6 +177,23 @@ CASES = [
         ["value-moved", "distinct-rows"],
     ),
     (
+        "airports",
+        "Through which airports can I get from Inverness to Athens with exactly one change?",
+        "MATCH (a:Airport {descr: 'Inverness'})-[:HAS_ROUTE]->(a2:Airport)-[:HAS_ROUTE]->"
+        "(a3:Airport {descr: 'Athens'}) RETURN DISTINCT a2.descr AS descr ORDER BY a2.descr",
+        "MATCH (:Airport {city: 'Inverness'})-[:HAS_ROUTE]->(a2:Airport)-[:HAS_ROUTE]->"
+        "(:Airport {city: 'Athens'}) RETURN DISTINCT a2.descr",
+        ["value-property"],  # both cities moved: neither alone finds a row
+    ),
+    (
+        "network",
+        "Which data center has the most racks?",
+        "MATCH (d:DataCenter) RETURN d.name AS name, count(*) AS rack_count "
+        "ORDER BY rack_count DESC LIMIT 1",
+        "MATCH (d:DataCenter)-[:CONTAINS]->(r:Rack) RETURN d.name, count(r)",
+        ["counted-road"],
+    ),
+    (
         "network",
         "Which racks hold the most machines?",
         "MATCH (r:Rack)-[:HOLDS]->(m:Machine) "
