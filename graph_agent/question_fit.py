@@ -28,12 +28,13 @@ def counted_label(question: str, schema: GraphSchema) -> str | None:
     if found is None:
         return None
     for word in (found.group(2), found.group(1)):
-        if word and (label := _label_named(word, schema)) is not None:
+        if word and (label := label_named(word, schema)) is not None:
             return label
     return None
 
 
-def _label_named(word: str, schema: GraphSchema) -> str | None:
+def label_named(word: str, schema: GraphSchema) -> str | None:
+    """The one-word label a word of the question names ("racks" → Rack), or None."""
     wanted = stem(word)
     for label in schema.labels:
         if len(split_name(label.name)) != 1:

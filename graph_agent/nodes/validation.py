@@ -97,6 +97,21 @@ async def _validate(ctx: Context, rules: Runner, cypher: str) -> Update:
             again = await rules.rewrite(Trigger.STATEMENT, cypher, verify=explains)
             if again != cypher:
                 cypher, validation = again, explained[again]
+            # A node matched there may be read by a property its label lacks (`c2.name` of a
+            # Country, called by its `descr`): the schema rewrites get their turn, and what
+            # they leave goes back as the schema check's finding, not the engine's.
+            if check_schema(cypher, ctx.schema).problems:
+                cypher = await rules.rewrite(
+                    Trigger.SCHEMA_PROBLEM,
+                    cypher,
+                    verify=explains,
+                    needed=lambda c: bool(check_schema(c, ctx.schema).problems),
+                )
+                if problems := check_schema(cypher, ctx.schema).problems:
+                    return attempt_failed(
+                        cypher, "Schema check: " + "; ".join(problems), Stage.SCHEMA
+                    )
+                validation = explained[cypher]
     if not validation.ok:
         error = validation.error or "unknown error"
         if note := await rules.first(Trigger.ENGINE_ERROR, Kind.HINT, cypher=cypher, error=error):

@@ -9,7 +9,7 @@ from collections.abc import Callable, Iterable
 from graph_agent.graphdb.protocol import GraphSchema, LabelInfo
 from graph_agent.graphdb.schema import quote_name_if_needed
 from graph_agent.lint import MapEntry, node_map_entries, without_entries
-from graph_agent.question_fit import counted_label
+from graph_agent.question_fit import counted_label, label_named
 from graph_agent.schema_check import check_schema, has_property, neighbours_with
 from graph_agent.statement import (
     Item,
@@ -19,6 +19,7 @@ from graph_agent.statement import (
     property_reads,
     top_level_clauses,
 )
+from graph_agent.words import plural
 from guardrails import (
     ReferencedNames,
     Token,
@@ -205,6 +206,86 @@ def label_chain(cypher: str, schema: GraphSchema) -> tuple[str, str] | None:
     if added is None or check_schema(added[0], schema).problems:
         return None
     return added[0], f"{var}.{word}.… read from the related {other.name}: {added[1]}"
+
+
+_HOW_MANY = re.compile(r"^\W*how\s+many\b", re.IGNORECASE)
+_EACH = re.compile(r"\b(?:each|per|every)\b", re.IGNORECASE)
+
+
+def counted_list(cypher: str, question: str, schema: GraphSchema) -> tuple[str, str] | None:
+    """The statement counting the nodes it lists, and what changed; None unless the question
+    asks "how many <label>" of one total and the statement's RETURN lists nodes of that label
+    (the node or one of its properties, nothing else, no aggregate). "How many different
+    countries can you reach nonstop from Venice Marco Polo?" written `… RETURN DISTINCT
+    c2.descr AS name ORDER BY name LIMIT 100` (a dev statement, once its country was matched):
+    `RETURN count(DISTINCT c2) AS countries`, the sort and LIMIT of the list dropped."""
+    label = counted_label(question, schema)
+    if label is None or not _HOW_MANY.search(question) or _EACH.search(question):
+        return None
+    statement = Statement(cypher)
+    returned = statement.final_return()
+    tokens = statement.tokens
+    if returned is None or statement.has_union or len(returned[1]) != 1:
+        return None
+    if any(is_aggregate_call(tokens, i) for i in range(len(tokens))):
+        return None
+    at, (item,) = returned
+    read = tokens[item.first : item.end]
+    shapes = (len(read) == 1, len(read) == 3 and read[1].is_punct(".") and read[2].is_name)
+    names = referenced_names(cypher)
+    if not any(shapes) or not read[0].is_name or names.variables.get(read[0].name) != label:
+        return None
+    var = read[0].name
+    counted = f"RETURN count(DISTINCT {var}) AS {quote_name_if_needed(plural(label).lower())}"
+    return cypher[: tokens[at].position] + counted, f"counted the listed {plural(label)}"
+
+
+_WHICH_LABEL = re.compile(
+    r"^\W*(?:(?:through|via|in|from|to|at|with)\s+)?(?:which|what)\s+([A-Za-z][\w-]*)",
+    re.IGNORECASE,
+)
+
+
+def named_node_returned(cypher: str, question: str, schema: GraphSchema) -> tuple[str, str] | None:
+    """The statement returning the node of the asked label that it leaves open instead of the
+    one it names, and what changed; None unless that is unambiguous. "Through which airports
+    can I get from Inverness to Athens with exactly one change?" written `MATCH (a:Airport
+    {city: 'Inverness'})-[:HAS_ROUTE]->(a2:Airport)-[:HAS_ROUTE]->(a3:Airport {city: 'Athens'})
+    RETURN DISTINCT a3.descr` (a dev statement) answers "Athens": the user named that airport.
+    Only for a "which/what <label>" question whose RETURN reads one node only, that node
+    filtered on a literal, and exactly one node of the same label left open; no aggregate."""
+    asked = _WHICH_LABEL.search(question)
+    label = label_named(asked.group(1), schema) if asked else None
+    statement = Statement(cypher)
+    returned = statement.final_return()
+    if label is None or returned is None or statement.has_union:
+        return None
+    tokens = statement.tokens
+    if any(is_aggregate_call(tokens, i) for i in range(len(tokens))):
+        return None
+    names = referenced_names(cypher)
+    at = returned[0]
+    read = {
+        t.name
+        for k, t in enumerate(tokens[at:], start=at)
+        if t.is_name and t.name in names.variables and not tokens[k - 1].is_punct(".")
+    }
+    named = _named_variables(cypher)
+    open_nodes = [v for v, lb in names.variables.items() if lb == label and v not in named]
+    if len(read) != 1 or len(open_nodes) != 1:
+        return None
+    (var,) = read
+    if var not in named or names.variables[var] != label:
+        return None
+    new = open_nodes[0]
+    edits = [
+        (t.position, t.end, new)
+        for k, t in enumerate(tokens[at:], start=at)
+        if t.is_name and t.name == var and not tokens[k - 1].is_punct(".")
+    ]
+    return _replaced(
+        cypher, edits
+    ), f"returned {new}, the {label} left open, not {var}, the named one"
 
 
 def _add_road(
@@ -532,7 +613,11 @@ def bind_unbound_variable(
     mine = names.variables[own]
     tokens = tokenize(cypher)
     changed = _add_hop(cypher, tokens, own, mine, wanted[0], rel.start, rel.type, names, set(), var)
-    if changed is None or check_schema(changed, schema).problems:
+    if changed is None:
+        return None
+    if check_schema(changed, schema).problems and check_schema(cypher, schema).problems:
+        # A clean statement's new problems are the new node's reads (`c2.name` of a Country
+        # called by `descr`), which the schema rewrites look at next; else it stays open.
         return None
     return changed, f"bound {var} through (:{rel.start})-[:{rel.type}]->(:{rel.end})"
 

@@ -7,7 +7,7 @@
 |          |                 |         | aggregate-bound, any-depth, negation-contradicted, |
 |          |                 |         | relationship-direction, relationship-word,         |
 |          |                 |         | relationship-measure, count-of-a-number,           |
-|          |                 |         | counted-road,                                      |
+|          |                 |         | counted-road, counted-list, named-node-returned,   |
 |          |                 |         | which-names-the-thing,                             |
 |          |                 |         | name-parts, superlative-sort-direction,            |
 |          |                 |         | superlative-one-row, superlative-top-rows          |
@@ -117,6 +117,8 @@ RULES: tuple[Rule, ...] = (
     v.relationship_measure,
     v.count_of_a_number,
     v.counted_road_rule,
+    v.counted_list_rule,
+    v.named_node_returned_rule,
     v.which_names_the_thing,
     v.name_parts,
     v.superlative_sort_direction,

@@ -21,9 +21,11 @@ from graph_agent.repair.comparisons import (
 from graph_agent.repair.edits import (
     aggregate_by_alias,
     bind_unbound_variable,
+    counted_list,
     counted_road,
     grouped_with,
     label_chain,
+    named_node_returned,
     property_through_neighbour,
     respelled_names,
 )
@@ -479,14 +481,48 @@ def count_of_a_number(case: Case) -> Fix | None:
 
 
 @rule("counted-road", V, S, Kind.REWRITE)
-def counted_road_rule(case: Case) -> Fix | None:
+async def counted_road_rule(case: Case) -> Fix | None:
     """ "Which data center has the most racks?" written `MATCH (d:DataCenter) RETURN d.name AS
     name, count(*) AS rack_count …` (net-most-racks, a dev statement): the racks are never
     matched, and told by counted-label's correction to match them, the model counted the data
     centres instead. Where one matched node has one road to the counted label, that road is
     matched and the count counts its nodes (`, (d)-[:CONTAINS]->(r:Rack)`, `count(DISTINCT
-    r)`); counted-label's correction is left for what this cannot settle."""
+    r)`), when that statement finds something (one read). Labels are the schema's, and a node
+    can carry two: on the network graph a Machine RUNS an `OS:Process` while VERSION links an
+    `OS:Software`, so `(o:OS)-[:VERSION]->(v), (o)<-[:RUNS]-(m:Machine)` finds nothing (a dev
+    run), and such a road is not taken. counted-label's correction is left for what this
+    cannot settle."""
     fixed = counted_road(case.cypher, case.question, case.ctx.schema)
+    if fixed is None:
+        return None
+    try:
+        rows = await case.probe.rows(fixed[0], None, 2)
+    except GraphError:
+        return None
+    return None if nothing_found(rows) else Fix(fixed[1], cypher=fixed[0])
+
+
+@rule("counted-list", V, S, Kind.REWRITE)
+def counted_list_rule(case: Case) -> Fix | None:
+    """ "How many different countries can you reach nonstop from Venice Marco Polo?" answered
+    by listing the countries (`RETURN DISTINCT c2.descr AS name ORDER BY name LIMIT 100`,
+    ap-hop-venice-countries, a dev statement): a "how many <label>" question of one total
+    whose RETURN lists nodes of that label and nothing else counts them instead (`RETURN
+    count(DISTINCT c2) AS countries`). Not for "how many … each/per/every", a property's
+    number ("How many runways does Heathrow have?" reads `a.runways`: no label), or a RETURN
+    with anything beside the node."""
+    fixed = counted_list(case.cypher, case.question, case.ctx.schema)
+    return Fix(fixed[1], cypher=fixed[0]) if fixed else None
+
+
+@rule("named-node-returned", V, S, Kind.REWRITE)
+def named_node_returned_rule(case: Case) -> Fix | None:
+    """ "Through which airports can I get from Inverness to Athens with exactly one change?"
+    written with the change airport matched as `a2` and `RETURN DISTINCT a3.descr`, a3 being
+    Athens (ap-hop-inverness-athens, a dev statement): the answer was the airport the user
+    named. Where a "which <label>" question's RETURN reads only a node the statement names by a
+    literal and one node of that label is left open, the open one is returned."""
+    fixed = named_node_returned(case.cypher, case.question, case.ctx.schema)
     return Fix(fixed[1], cypher=fixed[0]) if fixed else None
 
 

@@ -195,7 +195,7 @@ def test_the_first_correction_asks_fresh_statements_beside_it(
 def test_a_retry_candidate_with_rows_beats_agreeing_empty_ones(
     demo_db: GraphDB, counts: dict[str, int]
 ) -> None:
-    nothing = "MATCH (s:Service) WHERE s.tier > 100 RETURN s.name AS name"
+    nothing = "MATCH (s:Service) WHERE s.tier > 100 RETURN s.name AS name, s.tier AS tier"
     model = ScriptedChatModel(
         replies=[cypher_reply(NO_SUCH_LABEL), cypher_reply(SERVICES)],
         sampled=[cypher_reply(nothing), cypher_reply(nothing)],
@@ -214,7 +214,7 @@ def test_a_retry_candidate_that_repeats_the_failed_statement_does_not_run_again(
 ) -> None:
     # The first statement ran and found nothing, and the evaluator said so; a fresh sample
     # writes it again, word for word: it fails with the evaluator's words, without running.
-    empty = "MATCH (s:Service) WHERE s.tier > 100 RETURN s.name AS name"
+    empty = "MATCH (s:Service) WHERE s.tier > 100 RETURN s.name AS name, s.tier AS tier"
     doubt = "No tier is above 100: count every service instead."
     model = ScriptedChatModel(
         replies=[

@@ -194,6 +194,33 @@ CASES = [
         ["counted-road"],
     ),
     (
+        "airports",
+        "How many different countries can you reach nonstop from Venice Marco Polo?",
+        "MATCH (a:Airport {iata: 'VCE'})-[:HAS_ROUTE]->(b:Airport) "
+        "RETURN DISTINCT c2.name AS name ORDER BY name LIMIT 100",
+        "MATCH (:Airport {iata: 'VCE'})-[:HAS_ROUTE]->(:Airport)-[:IN_COUNTRY]->(c:Country) "
+        "RETURN count(DISTINCT c)",
+        ["bind-unbound-variable", "counted-list"],  # from b, the airport left open; then counted
+    ),
+    (
+        "airports",
+        "Through which airports can I get from Inverness to Athens with exactly one change?",
+        'MATCH (a:Airport {city: "Inverness"})-[:HAS_ROUTE]->(a2:Airport)-[:HAS_ROUTE]->'
+        '(a3:Airport {city: "Athens"}) RETURN DISTINCT a3.descr AS descr ORDER BY descr',
+        "MATCH (:Airport {city: 'Inverness'})-[:HAS_ROUTE]->(a2:Airport)-[:HAS_ROUTE]->"
+        "(:Airport {city: 'Athens'}) RETURN DISTINCT a2.descr",
+        ["named-node-returned"],  # the dev run's statement: Athens itself returned
+    ),
+    (
+        "airports",
+        "Which countries can you reach nonstop from Venice Marco Polo?",
+        "MATCH (a:Airport {iata: 'VCE'})-[:HAS_ROUTE]->(b:Airport) "
+        "RETURN DISTINCT c2.name AS name ORDER BY name LIMIT 100",
+        "MATCH (:Airport {iata: 'VCE'})-[:HAS_ROUTE]->(:Airport)-[:IN_COUNTRY]->(c:Country) "
+        "RETURN DISTINCT c.code",
+        ["bind-unbound-variable", "name-property"],  # a country is called by its code
+    ),
+    (
         "network",
         "Which racks hold the most machines?",
         "MATCH (r:Rack)-[:HOLDS]->(m:Machine) "
@@ -311,3 +338,28 @@ def test_a_word_the_graph_spells_otherwise_is_read_with_the_stored_value_the_mod
     assert result.outcome == "answered" and len(result.attempts) == 1, result.attempts
     assert sorted(tuple(row) for row in result.rows) == _rows(db, gold) != []
     assert [f.rule for f in result.rules_fired] == ["value-chosen"]
+
+
+def test_a_road_to_the_counted_label_that_finds_nothing_is_not_taken(
+    eval_graphs: dict[str, GraphDB],
+) -> None:
+    # net-top-os-versions on a dev run: by the schema an OS has VERSIONs and machines RUN an
+    # OS, but those are two kinds of OS node (`OS:Software`, `OS:Process`), so the road
+    # counted-road would add finds nothing, and the counted-label note goes to the model.
+    db = eval_graphs["network"]
+    written = (
+        "MATCH (o:OS)-[:VERSION]->(v:Version) "
+        "RETURN v.name AS name, count(o) AS count ORDER BY count DESC, name LIMIT 5"
+    )
+    second = (
+        "MATCH (m:Machine)-[:RUNS]->(o:OS) "
+        "RETURN o.name AS name, count(m) AS count ORDER BY count DESC, name LIMIT 5"
+    )
+    model = ScriptedChatModel(
+        replies=[guard_reply(), cypher_reply(written), cypher_reply(second), evaluation_reply()]
+    )
+    agent = Agent(db, LLMs(cypher=model, fast=model), InMemoryExampleStore(), AgentConfig())
+    result = agent.run("Which operating system versions are running on the most machines?")
+    assert [a.stage for a in result.attempts] == ["counted_label", "ok"]
+    assert "counted-road" not in [f.rule for f in result.rules_fired]
+    assert result.rows and result.rows[0][1] > 1
