@@ -4,6 +4,7 @@ schema allows is flipped in place."""
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 from graph_agent.graphdb.protocol import GraphSchema, LabelInfo, RelPattern
@@ -65,11 +66,11 @@ def _misplaced_properties(
     ]
 
 
-def _chain_heads(cypher: str) -> list[tuple[str, str]]:
-    """(variable, property) at the head of each `v.a.b` the statement reads."""
-    tokens = tokenize(cypher)
+def chain_starts(tokens: Sequence[Token]) -> list[int]:
+    """Where each `v.a.b` chain of property reads starts: the index of `v` (not of a link
+    further along a chain)."""
     return [
-        (tokens[k].name, tokens[k + 2].name)
+        k
         for k in range(len(tokens) - 4)
         if tokens[k].is_name
         and tokens[k + 1].is_punct(".")
@@ -78,6 +79,12 @@ def _chain_heads(cypher: str) -> list[tuple[str, str]]:
         and tokens[k + 4].is_name
         and not (k and tokens[k - 1].is_punct("."))
     ]
+
+
+def _chain_heads(cypher: str) -> list[tuple[str, str]]:
+    """(variable, property) at the head of each `v.a.b` the statement reads."""
+    tokens = tokenize(cypher)
+    return [(tokens[k].name, tokens[k + 2].name) for k in chain_starts(tokens)]
 
 
 def _related_instead(label: str, prop: str, schema: GraphSchema) -> str:

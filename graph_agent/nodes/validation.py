@@ -98,7 +98,7 @@ async def _validate(ctx: Context, rules: Runner, cypher: str) -> Update:
             if again != cypher:
                 cypher, validation = again, explained[again]
             # A node matched there may be read by a property its label lacks (`c2.name` of a
-            # Country, called by its `descr`): the schema rewrites get their turn, and what
+            # Country, called by its `code`): the schema rewrites get their turn, and what
             # they leave goes back as the schema check's finding, not the engine's.
             if check_schema(cypher, ctx.schema).problems:
                 cypher = await rules.rewrite(

@@ -10,7 +10,7 @@ from graph_agent.graphdb.protocol import GraphSchema, LabelInfo
 from graph_agent.graphdb.schema import quote_name_if_needed
 from graph_agent.lint import MapEntry, node_map_entries, without_entries
 from graph_agent.question_fit import counted_label, label_named
-from graph_agent.schema_check import check_schema, has_property, neighbours_with
+from graph_agent.schema_check import chain_starts, check_schema, has_property, neighbours_with
 from graph_agent.statement import (
     Item,
     Statement,
@@ -175,14 +175,8 @@ def label_chain(cypher: str, schema: GraphSchema) -> tuple[str, str] | None:
     tokens = tokenize(cypher)
     by_stem = {stem(label.name): label for label in schema.labels}
     chains: dict[tuple[str, str], list[int]] = {}
-    for k in range(len(tokens) - 4):
-        a, dot, b, dot2, c = tokens[k : k + 5]
-        if not (
-            a.is_name and dot.is_punct(".") and b.is_name and dot2.is_punct(".")
-            and c.is_name and not (k and tokens[k - 1].is_punct("."))
-        ):  # fmt: skip
-            continue
-        chains.setdefault((a.name, b.name), []).append(k)
+    for k in chain_starts(tokens):
+        chains.setdefault((tokens[k].name, tokens[k + 2].name), []).append(k)
     if len(chains) != 1:
         return None
     (((var, word), at),) = chains.items()
@@ -209,7 +203,8 @@ def label_chain(cypher: str, schema: GraphSchema) -> tuple[str, str] | None:
 
 
 _HOW_MANY = re.compile(r"^\W*how\s+many\b", re.IGNORECASE)
-_EACH = re.compile(r"\b(?:each|per|every)\b", re.IGNORECASE)
+EACH = re.compile(r"\b(?:each|every|per)\b", re.IGNORECASE)
+"""A question that asks for one answer per thing ("each department", "per team")."""
 
 
 def counted_list(cypher: str, question: str, schema: GraphSchema) -> tuple[str, str] | None:
@@ -220,7 +215,7 @@ def counted_list(cypher: str, question: str, schema: GraphSchema) -> tuple[str, 
     c2.descr AS name ORDER BY name LIMIT 100` (a dev statement, once its country was matched):
     `RETURN count(DISTINCT c2) AS countries`, the sort and LIMIT of the list dropped."""
     label = counted_label(question, schema)
-    if label is None or not _HOW_MANY.search(question) or _EACH.search(question):
+    if label is None or not _HOW_MANY.search(question) or EACH.search(question):
         return None
     statement = Statement(cypher)
     returned = statement.final_return()
@@ -283,9 +278,8 @@ def named_node_returned(cypher: str, question: str, schema: GraphSchema) -> tupl
         for k, t in enumerate(tokens[at:], start=at)
         if t.is_name and t.name == var and not tokens[k - 1].is_punct(".")
     ]
-    return _replaced(
-        cypher, edits
-    ), f"returned {new}, the {label} left open, not {var}, the named one"
+    text = _replaced(cypher, edits)
+    return text, f"returned {new}, the {label} left open, not {var}, the named one"
 
 
 def _add_road(
@@ -335,8 +329,9 @@ def counted_road(cypher: str, question: str, schema: GraphSchema) -> tuple[str, 
     }
     if not counts or len(counts) != len(calls) or len(spans) != len(counts) or len(arguments) != 1:
         return None
-    ((*_, argument),) = arguments
-    if len(next(iter(arguments))) != 1 or (argument != "*" and argument not in names.variables):
+    (parts,) = arguments
+    argument = parts[0] if len(parts) == 1 else ""
+    if argument != "*" and argument not in names.variables:
         return None
     anchors = [argument] if argument in names.variables else list(names.variables)
     roads = {
@@ -617,7 +612,7 @@ def bind_unbound_variable(
         return None
     if check_schema(changed, schema).problems and check_schema(cypher, schema).problems:
         # A clean statement's new problems are the new node's reads (`c2.name` of a Country
-        # called by `descr`), which the schema rewrites look at next; else it stays open.
+        # called by its `code`), which the schema rewrites look at next; else it stays open.
         return None
     return changed, f"bound {var} through (:{rel.start})-[:{rel.type}]->(:{rel.end})"
 

@@ -20,6 +20,7 @@ from graph_agent.graphdb.lookup import MIN_SCORE, similarity
 from graph_agent.graphdb.schema import quote_name, quote_name_if_needed
 from graph_agent.lint import filtered_node, literal_filters, with_literal, with_property
 from graph_agent.question_fit import counted_label_feedback
+from graph_agent.repair.edits import EACH
 from graph_agent.repair.probes import Prober, matches_something, nothing_found
 from graph_agent.repair.rule import Case, Fix, Kind, Phase, Trigger, rule
 from graph_agent.result import Stage
@@ -549,7 +550,7 @@ async def distinct_rows(case: Case) -> Fix | None:
     have made rows alike)."""
     if len(case.rows) < 2 or case.ctx.policy is not None:
         return None
-    if not _WHICH.match(case.question) or _EACH.search(case.question):
+    if not _WHICH.match(case.question) or EACH.search(case.question):
         return None
     if len(_without_repeats(case.rows)) == len(case.rows):
         return None
@@ -564,7 +565,6 @@ async def distinct_rows(case: Case) -> Fix | None:
 
 
 _WHICH = re.compile(r"\s*(which|what|who|whom|where|list|name|show)\b", re.IGNORECASE)
-_EACH = re.compile(r"\b(each|every|per)\b", re.IGNORECASE)
 
 
 def _in_everyday_words(value: str, question: str) -> bool:

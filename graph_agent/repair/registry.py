@@ -83,7 +83,14 @@ the rules removed there, and why, are listed on that page too), with these still
   close spelling of it is offered; ties-shown reads the tie DISTINCT (a type's RAM read
   through each of its machines showed 256 ten times, a dev item); label-as-property also
   takes the one two-hop road (`r.type.cpu` of a rack, a playground trial on the network
-  graph), which the schema check now reports (the head of a chain is judged as a property).
+  graph), which the schema check now reports (the head of a chain is judged as a property);
+- the sixteenth session's, each from a dev statement: counted-road ("Which data center has
+  the most racks?" counting data centres; the road is read first, since a node can carry two
+  labels and a road the schema shows can find nothing), counted-list (Venice's countries
+  listed for "how many"), named-node-returned (Athens returned for "through which airports
+  … to Athens"); value-property keeps each literal moved (both cities of Inverness–Athens),
+  and bind-unbound-variable binds from the node the statement leaves open, its new node's
+  reads then going through the schema rewrites.
 
 A new rule: write it in the module of its phase (`validate_rules`, `execute_rules`,
 `answer_rules`; a first rule for the correct step starts `correct_rules` and its trigger) with the `rule` decorator (a docstring that

@@ -18,13 +18,12 @@ from graph_agent.graphdb.protocol import (
     PropertyInfo,
     RelPattern,
 )
-from graph_agent.graphdb.schema import display_property
+from graph_agent.graphdb.schema import NUMBER_TYPES, display_property
 from graph_agent.schema_examples.wording import (
     DATE_TYPES,
     FREE_TEXT,
     ID_LIKE,
     ISO_DATE,
-    NUMERIC,
     cy_name,
     identifier_like,
     literal,
@@ -195,7 +194,7 @@ class Sampler:
             if ID_LIKE.search(prop.name) or FREE_TEXT.search(prop.name):
                 continue
             kinds = set(prop.types) - {"NULL"}
-            if kinds and kinds <= set(NUMERIC):
+            if kinds and kinds <= NUMBER_TYPES:
                 label.numbers.append(prop)
             elif kinds & set(DATE_TYPES):
                 label.dates.append(prop)

@@ -192,7 +192,6 @@ FREE_TEXT = re.compile(
     re.IGNORECASE,
 )
 ISO_DATE = re.compile(r"^\d{4}-\d{2}-\d{2}")
-NUMERIC = ("INTEGER", "FLOAT")
 DATE_TYPES = ("DATE", "DATETIME", "LOCALDATETIME")
 
 
