@@ -25,11 +25,13 @@ def _rows(db: GraphDB, cypher: str) -> list[tuple[object, ...]]:
     return sorted(tuple(row) for row in db.run_read(cypher, timeout_s=30, max_rows=5000).rows)
 
 
+def _agent(db: GraphDB, model: ScriptedChatModel) -> Agent:
+    return Agent(db, LLMs(cypher=model, fast=model), InMemoryExampleStore(), AgentConfig())
+
+
 def _ask(db: GraphDB, question: str, written: str, attempts: int = 1) -> AgentResult:
     replies = [guard_reply(), *[cypher_reply(written)] * attempts, evaluation_reply(answer="ok")]
-    model = ScriptedChatModel(replies=replies)
-    agent = Agent(db, LLMs(cypher=model, fast=model), InMemoryExampleStore(), AgentConfig())
-    return agent.run(question)
+    return _agent(db, ScriptedChatModel(replies=replies)).run(question)
 
 
 CASES = [
@@ -332,8 +334,7 @@ def test_a_word_the_graph_spells_otherwise_is_read_with_the_stored_value_the_mod
             evaluation_reply(answer="ok"),
         ]
     )
-    agent = Agent(db, LLMs(cypher=model, fast=model), InMemoryExampleStore(), AgentConfig())
-    result = agent.run("Which drinks do we sell?")
+    result = _agent(db, model).run("Which drinks do we sell?")
     assert "1. Beverages\n" in model.prompts[2] and ". Confections\n" in model.prompts[2]
     assert result.outcome == "answered" and len(result.attempts) == 1, result.attempts
     assert sorted(tuple(row) for row in result.rows) == _rows(db, gold) != []
@@ -355,11 +356,10 @@ def test_a_road_to_the_counted_label_that_finds_nothing_is_not_taken(
         "MATCH (m:Machine)-[:RUNS]->(o:OS) "
         "RETURN o.name AS name, count(m) AS count ORDER BY count DESC, name LIMIT 5"
     )
-    model = ScriptedChatModel(
-        replies=[guard_reply(), cypher_reply(written), cypher_reply(second), evaluation_reply()]
+    replies = [guard_reply(), cypher_reply(written), cypher_reply(second), evaluation_reply()]
+    result = _agent(db, ScriptedChatModel(replies=replies)).run(
+        "Which operating system versions are running on the most machines?"
     )
-    agent = Agent(db, LLMs(cypher=model, fast=model), InMemoryExampleStore(), AgentConfig())
-    result = agent.run("Which operating system versions are running on the most machines?")
     assert [a.stage for a in result.attempts] == ["counted_label", "ok"]
     assert "counted-road" not in [f.rule for f in result.rules_fired]
     assert result.rows and result.rows[0][1] > 1
