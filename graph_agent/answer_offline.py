@@ -53,6 +53,18 @@ def rows_in_words(
     return tool_text or plain_answer(columns, rows, truncated=truncated)
 
 
+def tied_answer(columns: Sequence[str], rows: Sequence[Sequence[Any]], *, more: bool) -> str:
+    """Rows tied for first, said to tie: "Which machine runs the most processes?" read 239
+    machines with five, and the model's answer named one of them as if it were alone (a
+    trial on the network graph). `more`: more tie than the rows hold."""
+    lead = (
+        f"More than {len(rows)} tie for first; {len(rows)} of them"
+        if more
+        else (f"These {len(rows)} tie for first")
+    )
+    return f"{lead}:\n{plain_answer(columns, rows)}"
+
+
 _NOTHING = re.compile(
     r"^\W*(the graph (has|holds|contains) no (data|information)|there (is|are) no (data|results?)"
     r"|no (data|results?) (was|were)? ?found|i (could not|couldn't) find any)",

@@ -6,29 +6,44 @@ from __future__ import annotations
 
 import re
 from collections import Counter
+from collections.abc import Collection
 
 from graph_agent.graphdb.protocol import GraphSchema
 from graph_agent.pruning import name_words
 from graph_agent.statement import Statement, fresh_variable, is_aggregate_call
-from graph_agent.words import article, plural
+from graph_agent.words import article, label_said, plural
 from guardrails import matching_close, referenced_names, split_name, stem, tokenize
 
 _COUNTED = re.compile(
     r"\b(?:how\s+many|number\s+of|(?:the\s+)?(?:most|fewest|least))\s+"
-    r"([A-Za-z][\w-]*)(?:\s+([A-Za-z][\w-]*))?",
+    r"([A-Za-z][\w-]*(?:\s+[A-Za-z][\w-]*){0,3})",
     re.IGNORECASE,
 )
+_FILLERS = frozenset({"different", "distinct", "unique", "separate", "individual", "other"})
+"""Words before the counted noun that name no label: "how many different countries"."""
 _COUNT_OF = re.compile(r"\bcount\s*\(\s*(?:DISTINCT\s+)?(\w+)\s*\)", re.IGNORECASE)
 
 
-def counted_label(question: str, schema: GraphSchema) -> str | None:
+def counted_label(question: str, schema: GraphSchema, matched: Collection[str] = ()) -> str | None:
     """The label whose nodes the question counts or ranks by: "How many machines…", "the
-    most racks", "the number of machine types" (Type, the last noun of the compound)."""
+    most racks", "the number of machine types" (Type, the last noun of the compound), "how
+    many different operating systems" (OS by its initials, where `matched`, the labels a
+    statement matches, holds it; a label of several words, such as DataCenter, by those
+    words)."""
     found = _COUNTED.search(question)
     if found is None:
         return None
-    for word in (found.group(2), found.group(1)):
-        if word and (label := label_named(word, schema)) is not None:
+    words = found.group(1).split()
+    while words and words[0].lower() in _FILLERS:
+        words = words[1:]
+    said = label_said(words, schema, matched)
+    if said is not None and said.words > 1:
+        # the last noun of a compound names what is counted: "operating system versions"
+        after = words[said.words : said.words + 1]
+        head = label_named(after[0], schema) if after else None
+        return head or said.label.name
+    for word in reversed(words[:2]):
+        if (label := label_named(word, schema)) is not None:
             return label
     return None
 

@@ -96,6 +96,8 @@ class AgentState(TypedDict):
     """Rows of the latest run (capped at max_rows)."""
     truncated: NotRequired[bool]
     """The latest run had more rows than max_rows."""
+    tied: NotRequired[bool]
+    """The latest rows are the ones tied for first (ties-shown): the answer says they tie."""
     last_error: NotRequired[str | None]
     """What went wrong with the latest attempt (fed to the correct step)."""
     last_stage: NotRequired[Stage]

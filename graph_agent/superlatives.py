@@ -21,7 +21,8 @@ from graph_agent.graphdb.protocol import GraphSchema, LabelInfo, PropertyInfo
 from graph_agent.graphdb.schema import NUMBER_TYPES, display_property
 from graph_agent.pruning import name_words
 from graph_agent.statement import Item, Statement, is_aggregate_call
-from guardrails import ReferencedNames, referenced_names, split_name, stem
+from graph_agent.words import label_said
+from guardrails import ReferencedNames, referenced_names, stem
 
 Kind = Literal["time", "span"]
 
@@ -190,26 +191,8 @@ def asked_label(question: str, schema: GraphSchema) -> tuple[LabelInfo, bool] | 
     """The label a "which/what <label>…" question asks for, and whether it is named in the
     singular ("Which data center" → DataCenter, True)."""
     found = _WHICH.match(question)
-    if found is None:
-        return None
-    words = found.group(2).split()
-    for label in sorted(schema.labels, key=lambda lb: -len(split_name(lb.name))):
-        parts = [p.lower() for p in split_name(label.name)]
-        if len(words) < len(parts):
-            continue
-        said = [w.lower() for w in words[: len(parts)]]
-        last = _IRREGULAR_PLURALS.get(said[-1])
-        if last is not None:
-            if [stem(w) for w in said[:-1]] + [last] == [stem(p) for p in parts[:-1]] + [parts[-1]]:
-                return label, False
-            continue
-        if [stem(w) for w in said] == [stem(p) for p in parts]:
-            return label, said[-1] == parts[-1] or not said[-1].endswith("s")
-    return None
-
-
-_IRREGULAR_PLURALS = {"people": "person", "children": "child", "men": "man", "women": "woman"}
-"""Plurals a trailing s does not make ("Which people…" asks about Person nodes)."""
+    said = label_said(found.group(2).split(), schema) if found else None
+    return (said.label, said.singular) if said else None
 
 
 def name_properties(label: LabelInfo) -> list[str]:

@@ -3,7 +3,11 @@
 
 from __future__ import annotations
 
-from guardrails import split_name
+from collections.abc import Collection, Sequence
+from typing import NamedTuple
+
+from graph_agent.graphdb.protocol import GraphSchema, LabelInfo
+from guardrails import split_name, stem
 
 UNCOUNTABLE = frozenset(
     {"software", "hardware", "firmware", "middleware", "data", "metadata", "information",
@@ -48,3 +52,51 @@ def plural(name: str) -> str:
 def article(noun: str) -> str:
     """ "a" or "an" before `noun` by its first letter: an Airport, an OS, a Team."""
     return "an" if noun[:1].lower() in "aeiou" else "a"
+
+
+_IRREGULAR_PLURALS = {"people": "person", "children": "child", "men": "man", "women": "woman"}
+"""Plurals a trailing s does not make ("Which people…" asks about Person nodes)."""
+
+
+class Said(NamedTuple):
+    """A label a phrase names: the label, whether in the singular, and how many words."""
+
+    label: LabelInfo
+    singular: bool
+    words: int
+
+
+def label_said(
+    words: Sequence[str], schema: GraphSchema, initials_of: Collection[str] = ()
+) -> Said | None:
+    """The label the leading words of a phrase name, the longest name first: "data centers"
+    → DataCenter (plural, two words), "people" → Person; and a two- or three-capital label
+    of `initials_of` (labels a statement matches: the model read the phrase so) by its
+    words' initials: "operating systems" → OS ("How many different operating systems run on
+    … DC1-RCK-1-3?", a trial on the network graph, listed the OS nodes). Initials alone are
+    no evidence ("open slots" is not OS), nor where their last word names a label itself
+    ("other services" is Service)."""
+    for label in sorted(schema.labels, key=lambda lb: -len(split_name(lb.name))):
+        parts = [p.lower() for p in split_name(label.name)]
+        if len(words) < len(parts):
+            continue
+        said = [w.lower() for w in words[: len(parts)]]
+        last = _IRREGULAR_PLURALS.get(said[-1])
+        if last is not None:
+            if [stem(w) for w in said[:-1]] + [last] == [stem(p) for p in parts[:-1]] + [parts[-1]]:
+                return Said(label, False, len(parts))
+            continue
+        if [stem(w) for w in said] == [stem(p) for p in parts]:
+            return Said(label, said[-1] == parts[-1] or not said[-1].endswith("s"), len(parts))
+    for label in schema.labels:
+        if label.name not in initials_of:
+            continue
+        letters = label.name.lower()
+        if not _acronym(label.name, label.name) or len(words) < len(letters):
+            continue
+        said = [w.lower() for w in words[: len(letters)]]
+        if "".join(w[0] for w in said) != letters or any(len(w) < 3 for w in said):
+            continue
+        if label_said(said[-1:], schema) is None:
+            return Said(label, not said[-1].endswith("s"), len(letters))
+    return None

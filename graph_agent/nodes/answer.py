@@ -10,7 +10,7 @@ from typing import Any
 from langgraph.runtime import Runtime
 
 from graph_agent import prompts
-from graph_agent.answer_offline import rows_in_words
+from graph_agent.answer_offline import rows_in_words, tied_answer
 from graph_agent.context import Context
 from graph_agent.grounding import (
     nothing_found,
@@ -115,6 +115,10 @@ async def evaluate(state: AgentState, runtime: Runtime[Context]) -> Update:
             update["unconfirmed_rows"] = UnconfirmedRows(cypher, columns, rows, truncated)
         return update
     answer, ungrounded, rules = await _grounded(ctx, state, verdict.answer.strip())
+    if state.get("tied") and rows:
+        # Rows tied for first are said to tie, whatever the model made of them; the words
+        # are the rows' own (after the guards, which would count "more than 10" as a claim).
+        answer = tied_answer(columns, rows, more=truncated)
     attempt = state["attempt_count"]
     self_healed = attempt > 1
     if self_healed:

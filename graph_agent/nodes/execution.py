@@ -112,6 +112,7 @@ async def run_statement(ctx: Context, state: AgentState, checked: str) -> Update
     if fix is not None:
         failed = attempt_failed(cypher, fix.note or fix.detail, fix.stage or Stage.EXECUTE)
         return failed | dict(fix.update) | spent | rules.trace()
+    kept = None
     if rows and (kept := await rules.first(Trigger.ROWS, Kind.REWRITE, cypher=cypher, rows=rows)):
         # Rows of the same statement read again (ties-shown, distinct-rows; never in a
         # restricted channel, and were it one day, its hidden names would go here as from any
@@ -127,6 +128,7 @@ async def run_statement(ctx: Context, state: AgentState, checked: str) -> Update
             "columns": visible.columns,
             "rows": rows,
             "truncated": truncated,
+            "tied": bool(kept is not None and kept.update.get("tied")),
             "last_error": None,
             "last_stage": Stage.EXECUTE,
         }

@@ -9,7 +9,7 @@ from collections.abc import Callable, Iterable
 from graph_agent.graphdb.protocol import GraphSchema, LabelInfo
 from graph_agent.graphdb.schema import quote_name_if_needed
 from graph_agent.lint import MapEntry, node_map_entries, without_entries
-from graph_agent.question_fit import counted_label, label_named
+from graph_agent.question_fit import counted_label
 from graph_agent.schema_check import chain_starts, check_schema, has_property, neighbours_with
 from graph_agent.statement import (
     Item,
@@ -19,7 +19,7 @@ from graph_agent.statement import (
     property_reads,
     top_level_clauses,
 )
-from graph_agent.words import plural
+from graph_agent.words import label_said, plural
 from guardrails import (
     ReferencedNames,
     Token,
@@ -213,8 +213,11 @@ def counted_list(cypher: str, question: str, schema: GraphSchema) -> tuple[str, 
     (the node or one of its properties, nothing else, no aggregate). "How many different
     countries can you reach nonstop from Venice Marco Polo?" written `… RETURN DISTINCT
     c2.descr AS name ORDER BY name LIMIT 100` (a dev statement, once its country was matched):
-    `RETURN count(DISTINCT c2) AS countries`, the sort and LIMIT of the list dropped."""
-    label = counted_label(question, schema)
+    `RETURN count(DISTINCT c2.descr) AS countries`, the sort and LIMIT of the list dropped
+    (a DISTINCT list of a property the label has counts its values; any other list counts
+    its nodes)."""
+    names = referenced_names(cypher)
+    label = counted_label(question, schema, names.labels)
     if label is None or not _HOW_MANY.search(question) or EACH.search(question):
         return None
     statement = Statement(cypher)
@@ -227,16 +230,23 @@ def counted_list(cypher: str, question: str, schema: GraphSchema) -> tuple[str, 
     at, (item,) = returned
     read = tokens[item.first : item.end]
     shapes = (len(read) == 1, len(read) == 3 and read[1].is_punct(".") and read[2].is_name)
-    names = referenced_names(cypher)
     if not any(shapes) or not read[0].is_name or names.variables.get(read[0].name) != label:
         return None
-    var = read[0].name
-    counted = f"RETURN count(DISTINCT {var}) AS {quote_name_if_needed(plural(label).lower())}"
+    # A DISTINCT list of a property counts the values it showed: the OS a machine runs is a
+    # node of its own named by its version, so "how many different operating systems" in a
+    # rack are its distinct names, not its OS nodes (one per machine; a network trial).
+    distinct = tokens[at + 1].text.upper() == "DISTINCT" and shapes[1]
+    info = schema.label(label)
+    distinct = distinct and info is not None and has_property(info, read[2].name)
+    what = statement.source(item.first, item.end) if distinct else read[0].name
+    alias = quote_name_if_needed(plural(label).lower().replace(" ", "_"))
+    counted = f"RETURN count(DISTINCT {what}) AS {alias}"
     return cypher[: tokens[at].position] + counted, f"counted the listed {plural(label)}"
 
 
 _WHICH_LABEL = re.compile(
-    r"^\W*(?:(?:through|via|in|from|to|at|with)\s+)?(?:which|what)\s+([A-Za-z][\w-]*)",
+    r"^\W*(?:(?:through|via|in|from|to|at|with)\s+)?(?:which|what)\s+"
+    r"([A-Za-z][\w-]*(?:\s+[A-Za-z][\w-]*){0,2})",
     re.IGNORECASE,
 )
 
@@ -250,7 +260,8 @@ def named_node_returned(cypher: str, question: str, schema: GraphSchema) -> tupl
     Only for a "which/what <label>" question whose RETURN reads one node only, that node
     filtered on a literal, and exactly one node of the same label left open; no aggregate."""
     asked = _WHICH_LABEL.search(question)
-    label = label_named(asked.group(1), schema) if asked else None
+    said = label_said(asked.group(1).split(), schema) if asked else None
+    label = said.label.name if said else None
     statement = Statement(cypher)
     returned = statement.final_return()
     if label is None or returned is None or statement.has_union:

@@ -522,7 +522,7 @@ async def ties_shown(case: Case) -> Fix | None:
     more = len(tied) > TIE_ROWS
     shown = tied[:TIE_ROWS]
     detail = f"{'more than ' if more else ''}{len(shown)} rows tied for first"
-    return Fix(detail, cypher=statement, update={"rows": shown, "truncated": more})
+    return Fix(detail, cypher=statement, update={"rows": shown, "truncated": more, "tied": True})
 
 
 def _without_repeats(rows: Sequence[Sequence[Any]]) -> list[list[Any]]:

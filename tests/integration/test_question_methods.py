@@ -157,6 +157,30 @@ def test_a_limit_of_one_shows_the_rows_tied_with_it(graphs: dict[str, GraphDB]) 
     assert result.outcome == "answered" and result.cypher.endswith("LIMIT 1")
     assert sorted(map(tuple, result.rows)) == sorted(map(tuple, top))
     assert [f.rule for f in result.rules_fired] == ["ties-shown"]
+    assert result.answer.startswith(f"These {len(top)} tie for first:")
+    assert all(str(name) in result.answer for name, _products in top)
+
+
+def test_more_rows_tied_than_shown_are_said_to_tie_whatever_the_model_answers(
+    graphs: dict[str, GraphDB],
+) -> None:
+    # A network trial: 239 machines run five processes; the model's answer named one alone.
+    db = graphs["network"]
+    written = (
+        "MATCH (m:Machine)-[r:RUNS]->(p:Process) RETURN m.name AS machine, "
+        "COUNT(p) AS processes ORDER BY processes DESC LIMIT 1"
+    )
+    top = _rows(db, written.replace("LIMIT 1", "LIMIT 2"))
+    assert top[0][1] == top[1][1]  # the data has the tie this test is about
+    model = ScriptedChatModel(
+        replies=[guard_reply(), cypher_reply(written), evaluation_reply(answer=str(top[0][0]))]
+    )
+    agent = Agent(db, LLMs(cypher=model, fast=model), InMemoryExampleStore(), AgentConfig())
+    result = agent.run("Which machine runs the most processes?")
+    assert result.truncated and len(result.rows) == 10
+    assert {row[1] for row in result.rows} == {top[0][1]}
+    assert result.answer.startswith("More than 10 tie for first; 10 of them:")
+    assert all(str(row[0]) in result.answer for row in result.rows)
 
 
 def test_a_gold_statement_that_keeps_one_row_keeps_the_rows_tied_with_it(

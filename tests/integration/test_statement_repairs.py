@@ -179,6 +179,15 @@ CASES = [
         ["value-moved", "distinct-rows"],
     ),
     (
+        "network",
+        "How many different operating systems run in rack DC1-RCK-1-3?",
+        'MATCH (r:Rack {name: "DC1-RCK-1-3"})-[:HOLDS]->(m:Machine), (m)-[:RUNS]->(os:OS) '
+        "RETURN DISTINCT os.name AS os LIMIT 1000",
+        "MATCH (:Rack {name: 'DC1-RCK-1-3'})-[:HOLDS]->(:Machine)-[:RUNS]->(o:OS) "
+        "RETURN count(DISTINCT o.name)",
+        ["counted-list"],  # a trial's statement: OS by its initials; each machine has its own
+    ),
+    (
         "airports",
         "Through which airports can I get from Inverness to Athens with exactly one change?",
         "MATCH (a:Airport {descr: 'Inverness'})-[:HAS_ROUTE]->(a2:Airport)-[:HAS_ROUTE]->"

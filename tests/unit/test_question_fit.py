@@ -22,11 +22,17 @@ def _network() -> GraphSchema:
             label("Rack", "name", "zone"),
             label("Machine", "id", "name"),
             label("Type", "name", "cpu", "ram"),
+            label("OS", "name"),
+            label("Version", "name"),
+            label("Service", "name"),
         ),
         relationships=(
             RelPattern("DataCenter", "CONTAINS", "Rack"),
             RelPattern("Rack", "HOLDS", "Machine"),
             RelPattern("Machine", "TYPE", "Type"),
+            RelPattern("Machine", "RUNS", "OS"),
+            RelPattern("OS", "INSTANCE", "Version"),
+            RelPattern("Machine", "RUNS", "Service"),
         ),
     )
 
@@ -41,12 +47,32 @@ def _network() -> GraphSchema:
         ("Which rack has the fewest machines?", "Machine"),
         ("How many CPUs does the xl type have?", None),  # cpu is a property, not a label
         ("Which racks are in zone 3?", None),  # counts nothing
+        # labels said in several words: by their parts, or a short capital label by initials
+        ("How many OSes are there?", "OS"),
+        ("How many data centers are there?", "DataCenter"),
+        ("How many different operating systems run?", None),  # initials alone: no evidence
+        ("How many open slots are there?", None),  # ("open slots" is no OS)
     ],
 )
 def test_the_counted_label_is_the_noun_after_how_many_or_most(
     question: str, label: str | None
 ) -> None:
     assert counted_label(question, _network()) == label
+
+
+@pytest.mark.parametrize(
+    ("question", "label"),
+    [
+        ("How many different operating systems run in rack DC1-RCK-1-3?", "OS"),
+        ("What is the number of operating system versions?", "Version"),  # the compound's head
+        ("How many other services run on it?", "Service"),  # not OS: "services" is a label
+        ("How many machines run Ubuntu?", "Machine"),  # a word that names a label: that label
+    ],
+)
+def test_a_matched_capital_label_is_counted_by_its_words_initials(
+    question: str, label: str | None
+) -> None:
+    assert counted_label(question, _network(), matched={"OS", "Machine"}) == label
 
 
 def test_counting_the_rack_for_how_many_machines_is_named_with_the_pattern_to_use() -> None:
