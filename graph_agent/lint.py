@@ -279,6 +279,22 @@ def with_property(cypher: str, label: str, prop: str, value: str, new: str) -> s
     return cypher
 
 
+def compared_node(cypher: str, label: str, prop: str, value: str) -> tuple[int, int, str] | None:
+    """The property read of a comparison `x.prop = 'value'` on a `label` node, as (start,
+    end, x): `WHERE os.name = 'Ubuntu'` gives the span of `os.name`. None when the filter is
+    in a node's map, wrapped in a case function, or not there."""
+    tokens = tokenize(cypher)
+    for site in _sites(tokens):
+        if site.in_map or site.wrapped or site.label != label or site.prop != prop:
+            continue
+        if site.literal.value != value:
+            continue
+        k = next(k for k, tok in enumerate(tokens) if tok.position == site.key[0])
+        var = tokens[k - 2]
+        return var.position, site.key[1], var.name
+    return None
+
+
 def filtered_node(cypher: str, label: str, prop: str, value: str) -> tuple[int, int, str] | None:
     """The node pattern that filters `label` on `prop` = `value` in its map, as (start, end,
     variable or ""): `(v:Version {name: 'Ubuntu'})` gives its span and "v". None when the

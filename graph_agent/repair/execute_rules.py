@@ -17,8 +17,15 @@ from typing import Any
 
 from graph_agent.graphdb.errors import GraphError
 from graph_agent.graphdb.lookup import MIN_SCORE, similarity
+from graph_agent.graphdb.protocol import GraphSchema, RelPattern
 from graph_agent.graphdb.schema import quote_name, quote_name_if_needed
-from graph_agent.lint import filtered_node, literal_filters, with_literal, with_property
+from graph_agent.lint import (
+    compared_node,
+    filtered_node,
+    literal_filters,
+    with_literal,
+    with_property,
+)
 from graph_agent.question_fit import counted_label_feedback
 from graph_agent.repair.edits import EACH
 from graph_agent.repair.probes import Prober, matches_something, nothing_found
@@ -29,7 +36,7 @@ from graph_agent.state import UnconfirmedRows
 from graph_agent.statement import Statement, distinct_read, fresh_variable
 from graph_agent.superlatives import TIE_ROWS, tie_read, tied_rows
 from graph_agent.words import article
-from guardrails import referenced_names, stem
+from guardrails import referenced_names, stem, tokenize
 
 logger = logging.getLogger(__name__)
 
@@ -37,7 +44,7 @@ E = Phase.EXECUTE
 VALUE = "value"
 """The once-group of the notes about a filtered value: one such correction per question."""
 MAX_LITERAL_CHECKS = 3
-MAX_NEXT_DOOR_READS = 4
+MAX_NEXT_DOOR_READS = 8
 """Statements through a neighbour tried for one value-next-door note (one row each)."""
 MAX_STORED_VALUES = 200
 """A property with more distinct values than this is not a list to offer whole (names, ids)."""
@@ -191,7 +198,8 @@ async def value_moved(case: Case) -> Fix | None:
     literal on a node next door, and of the statements with the filter moved there (every one
     read, one row each) exactly one finds rows, that statement is read: its rows answer, and
     it is the statement shown, with no correction spent. When several do, or none,
-    value-next-door's note gives them to the model. Not in a restricted channel (the reads
+    value-next-door's note gives them to the model; several that read the same rows are one
+    answer (one node with two labels holds the value). Not in a restricted channel (the reads
     would bypass its row redaction)."""
     if case.ctx.policy is not None:
         return None
@@ -199,14 +207,33 @@ async def value_moved(case: Case) -> Fix | None:
         if case.ctx.schema.label(label) is None or not value.strip():
             continue
         found = await _next_door(case, label, prop, value)
-        if len(found.statements) != 1 or found.tried < len(found.patterns):
+        if not found.statements or found.tried < len(found.patterns):
             continue
-        ((pattern, statement),) = found.statements.items()
+        pattern, statement = next(iter(found.statements.items()))
         if (kept := await _read_again(case, statement)) is None:
+            continue
+        if len(found.statements) > 1 and not await _all_read_the_same(
+            case, list(found.statements.values())[1:], kept
+        ):
             continue
         detail = f"{label}.{prop} {literal(value)} is {' and '.join(found.holders)}: {pattern}"
         return Fix(detail, cypher=statement, update=kept)
     return None
+
+
+async def _all_read_the_same(case: Case, statements: list[str], kept: dict[str, Any]) -> bool:
+    """Whether every statement reads the rows `kept` holds: one node with two labels holds
+    the value ('postgres' is a Service's name and a Software's, one node; "Which software
+    depends on postgres?", a dev item), so the roads through each are one answer."""
+    for statement in statements:
+        other = await _read_again(case, statement)
+        if other is None or _row_set(other["rows"]) != _row_set(kept["rows"]):
+            return False
+    return True
+
+
+def _row_set(rows: Sequence[Sequence[Any]]) -> set[str]:
+    return {json.dumps(list(row), default=str, sort_keys=True) for row in rows}
 
 
 @rule("value-next-door", E, Trigger.EMPTY_RESULT, Kind.HINT, once=VALUE)
@@ -289,20 +316,24 @@ async def _next_door(case: Case, label: str, prop: str, value: str) -> _NextDoor
     names = referenced_names(cypher)
     used = names.rel_types
     span = filtered_node(cypher, label, prop, value)
-    var = span[2] if span else ""
-    here = f"({var}:{label})"
+    # A filter in a WHERE (`os.name = 'Ubuntu'`) is moved onto the holder by its variable.
+    compared = None if span else compared_node(cypher, label, prop, value)
+    here = f"({(span or compared or ('', '', ''))[2]}:{label})"
     found_here = _NextDoor()
     links: list[tuple[bool, str]] = []
+    roads: dict[str, tuple[str, str, str]] = {}  # pattern → (road, holder's label, property)
     for h_label, h_prop, held in case.hints:
         if h_label == label or held.casefold() != value.casefold():
             continue
         near = f"(:{h_label} {{{h_prop}: {literal(held)}}})"
-        found = [
-            (r.type in used, f"{here}<-[:{r.type}]-{near}" if r.start == h_label
-             else f"{here}-[:{r.type}]->{near}")
+        ways = [
+            (r.type in used, _arrow(r, label))
             for r in schema.relationships
             if {r.start, r.end} == {label, h_label}
-        ]  # fmt: skip
+        ]
+        ways = ways or [(False, road) for road in _two_hops(label, h_label, schema)]
+        found = [(in_use, f"{here}{road}{near}") for in_use, road in ways]
+        roads |= {f"{here}{road}{near}": (road, h_label, h_prop) for _in_use, road in ways}
         own = next((v for v, bound in names.variables.items() if bound == h_label), None)
         if own is not None:
             # Through the relationship the statement already uses, the value is that node's
@@ -323,14 +354,45 @@ async def _next_door(case: Case, label: str, prop: str, value: str) -> _NextDoor
     # A relationship the statement does not use yet first: the one it uses led nowhere.
     patterns = list(dict.fromkeys(text for _used, text in sorted(links, key=lambda x: x[0])))
     found_here.patterns = patterns
-    if span is not None and patterns:
-        moved = {p: _moved(cypher, span, label, p[len(here) :]) for p in patterns}
+    if (span is not None or compared is not None) and patterns:
+        moved = {
+            p: _moved(cypher, span, label, p[len(here) :])
+            if span is not None
+            else _moved_compared(cypher, compared, *roads[p])
+            for p in patterns
+        }
         tried = {p: s for p, s in list(moved.items())[:MAX_NEXT_DOOR_READS] if s is not None}
         matching = {p: s for p, s in tried.items() if await matches_something(case.probe, s)}
         found_here.patterns = [*matching, *(p for p in patterns if p not in matching)]
         found_here.statements = matching
         found_here.tried = len(tried)
     return found_here
+
+
+def _arrow(rel: RelPattern, label: str) -> str:
+    """`rel` written from a node of `label`: `-[:T]->` when it starts there, else `<-[:T]-`."""
+    return f"-[:{rel.type}]->" if rel.start == label else f"<-[:{rel.type}]-"
+
+
+def _two_hops(label: str, holder: str, schema: GraphSchema) -> list[str]:
+    """The two-hop roads from `label` to `holder` through a third label, as pattern text
+    (`-[:INSTANCE]->(:Version)<-[:VERSION]-`), each by two different relationship types: the
+    OS process a machine runs is named by its version, and 'Ubuntu' is the name of the OS
+    software with that version ("Which machines in rack DC1-RCK-2-2 run Ubuntu?", a trial on
+    the network graph)."""
+    roads = []
+    for middle in schema.labels:
+        if middle.name in (label, holder):
+            continue
+        for first in schema.relationships:
+            if {first.start, first.end} != {label, middle.name}:
+                continue
+            for second in schema.relationships:
+                if {second.start, second.end} != {middle.name, holder} or second.type == first.type:
+                    continue
+                out = _arrow(second, middle.name)
+                roads.append(f"{_arrow(first, label)}(:{middle.name}){out}")
+    return roads
 
 
 def _moved(cypher: str, span: tuple[int, int, str], label: str, hop: str) -> str | None:
@@ -354,6 +416,36 @@ def _moved(cypher: str, span: tuple[int, int, str], label: str, hop: str) -> str
         return None
     last = statement.tokens[statement.clause_end(holding) - 1].end
     return f"{text[:last]}, ({name}){hop}{text[last:]}"
+
+
+def _moved_compared(
+    cypher: str, compared: tuple[int, int, str] | None, road: str, holder: str, prop: str
+) -> str | None:
+    """The statement comparing the value on the node that holds it (its `prop`), reached
+    through `road` from the compared one: `MATCH (m)-[:RUNS]->(os:OS) WHERE os.name =
+    'Ubuntu'` → `MATCH (m)-[:RUNS]->(os:OS), (os)-[:INSTANCE]->(:Version)<-[:VERSION]-
+    (s:Software) WHERE s.name = 'Ubuntu'`. None when no MATCH before the comparison."""
+    if compared is None:
+        return None
+    start, end, var = compared
+    new = fresh_variable(holder, {t.name for t in tokenize(cypher) if t.is_name})
+    read = f"{quote_name_if_needed(new)}.{quote_name_if_needed(prop)}"
+    text = f"{cypher[:start]}{read}{cypher[end:]}"
+    statement = Statement(text)
+    holding = next(
+        (
+            c
+            for c in reversed(statement.clauses)
+            if statement.tokens[c].position < start
+            and statement.keyword_at(c) in ("MATCH", "OPTIONAL")
+        ),
+        None,
+    )
+    if holding is None:
+        return None
+    last = statement.tokens[statement.clause_end(holding) - 1].end
+    hop = f", ({quote_name_if_needed(var)}){road}({quote_name_if_needed(new)}:{holder})"
+    return f"{text[:last]}{hop}{text[last:]}"
 
 
 async def _value_on_a_neighbour(case: Case, label: str, prop: str, value: str) -> str | None:

@@ -180,6 +180,24 @@ CASES = [
     ),
     (
         "network",
+        "Which machines in rack DC1-RCK-2-2 run Ubuntu?",
+        'MATCH (r:Rack {name: "DC1-RCK-2-2"})-[:HOLDS]->(m:Machine), (m)-[:RUNS]->(os:OS) '
+        'WHERE os.name = "Ubuntu" RETURN m.name ORDER BY m.name ASC LIMIT 100',
+        "MATCH (:Rack {name: 'DC1-RCK-2-2'})-[:HOLDS]->(m:Machine)-[:RUNS]->(:OS)-[:INSTANCE]->"
+        "(:Version)<-[:VERSION]-(:Software {name: 'Ubuntu'}) RETURN m.name",
+        ["value-moved"],  # a trial's statement: the OS a machine runs is named by its version
+    ),
+    (
+        "network",
+        "Which software depends on postgres?",
+        'MATCH (s:Software)-[:DEPENDS_ON]->(v:Version {name: "postgres"}) '
+        "RETURN DISTINCT s.name AS name ORDER BY s.name",
+        "MATCH (s:Software)-[:DEPENDS_ON]->(:Version)<-[:VERSION]-(:Software {name: 'postgres'}) "
+        "RETURN DISTINCT s.name",
+        ["value-moved"],  # a dev statement: 'postgres' is one node, a Service and a Software
+    ),
+    (
+        "network",
         "How many different operating systems run in rack DC1-RCK-1-3?",
         'MATCH (r:Rack {name: "DC1-RCK-1-3"})-[:HOLDS]->(m:Machine), (m)-[:RUNS]->(os:OS) '
         "RETURN DISTINCT os.name AS os LIMIT 1000",
