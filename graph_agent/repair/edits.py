@@ -9,6 +9,7 @@ from collections.abc import Callable, Iterable
 from graph_agent.graphdb.protocol import GraphSchema, LabelInfo
 from graph_agent.graphdb.schema import quote_name_if_needed
 from graph_agent.lint import MapEntry, node_map_entries, without_entries
+from graph_agent.pruning import name_words
 from graph_agent.question_fit import counted_label
 from graph_agent.schema_check import chain_starts, check_schema, has_property, neighbours_with
 from graph_agent.statement import (
@@ -365,6 +366,63 @@ def counted_road(cypher: str, question: str, schema: GraphSchema) -> tuple[str, 
     if added is None or check_schema(added[0], schema).problems:
         return None
     return added[0], f"counted the {label} nodes the question counts: {added[1]}, {counted}"
+
+
+def counted_by_property(cypher: str, question: str, schema: GraphSchema) -> tuple[str, str] | None:
+    """The statement counting the label the question counts, grouped by its property named
+    like the label the statement matched, and what changed; None unless that is plain.
+    "Which zone has the most racks?" written `MATCH (z:Zone) RETURN z.name AS name, count(*)
+    AS rack_count ORDER BY rack_count DESC LIMIT 1` (net-zone-most-racks, a dev statement,
+    on every run): no relationship links a Zone to a Rack, but each rack holds its zone,
+    `Rack.zone`; `MATCH (r:Rack) RETURN r.zone AS name, count(r) AS rack_count …`. Only for a
+    statement of one node and no relationship, filter, WITH or UNION, whose label no
+    relationship links to the counted one, which has exactly one property so named; every
+    read of the node reads that property, and every count counts the counted label's node."""
+    label = counted_label(question, schema)
+    names = referenced_names(cypher)
+    statement = Statement(cypher)
+    info = schema.label(label) if label else None
+    if info is None or label in names.labels or len(names.variables) != 1 or names.rel_types:
+        return None
+    keywords = {statement.keyword_at(c) for c in statement.clauses}
+    if not keywords <= {"MATCH", "RETURN", "ORDER", "SKIP", "LIMIT"} or "{" in cypher:
+        return None
+    ((var, grouped),) = names.variables.items()
+    if any({r.start, r.end} == {grouped, info.name} for r in schema.relationships):
+        return None
+    props = [p.name for p in info.properties if name_words(p.name) == name_words(grouped)]
+    if len(props) != 1:
+        return None
+    tokens = statement.tokens
+    new = fresh_variable(info.name, {t.name for t in tokens if t.is_name})
+    edits = [(tokens[k + 2].position, tokens[k + 2].end, props[0]) for k in property_reads(
+        tokens, var, {t.name for t in tokens if t.is_name})]  # fmt: skip
+    for k, tok in enumerate(tokens):
+        after_colon = k and tokens[k - 1].is_punct(":")
+        if tok.is_name and tok.name == var and not (k and tokens[k - 1].is_punct(".")):
+            if not (_in_pattern(tokens, k) or _counted_at(tokens, k) or (tokens[k + 1 :][:1]
+                    and tokens[k + 1].is_punct("."))):  # fmt: skip
+                return None  # the node itself returned: grouped by the new node, not its zone
+            edits.append((tok.position, tok.end, new))
+        elif tok.is_name and tok.name == grouped and after_colon:
+            edits.append((tok.position, tok.end, quote_name_if_needed(info.name)))
+        elif tok.is_punct("*") and k >= 2 and tokens[k - 2].text.casefold() == "count":
+            edits.append((tok.position, tok.end, new))
+    text = _replaced(cypher, edits)
+    if check_schema(text, schema).problems:
+        return None
+    return text, f"{grouped} is {info.name}.{props[0]}: counted the {plural(info.name)} by it"
+
+
+def _in_pattern(tokens: list[Token], k: int) -> bool:
+    """Whether the name at `k` is a node pattern's variable: `(z:Zone)`."""
+    return tokens[k - 1].is_punct("(") and k + 1 < len(tokens) and tokens[k + 1].is_punct(":")
+
+
+def _counted_at(tokens: list[Token], k: int) -> bool:
+    """Whether the name at `k` is what a count counts: `count(z)`, `count(DISTINCT z)`."""
+    back = 3 if tokens[k - 1].text.upper() == "DISTINCT" else 2
+    return k >= back and tokens[k - back].text.casefold() == "count"
 
 
 def _one_road(own: str, other: str, schema: GraphSchema) -> list[tuple[str, str, str, str]] | None:

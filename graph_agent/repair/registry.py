@@ -7,7 +7,8 @@
 |          |                 |         | aggregate-bound, any-depth, negation-contradicted, |
 |          |                 |         | relationship-direction, relationship-word,         |
 |          |                 |         | relationship-measure, count-of-a-number,           |
-|          |                 |         | counted-road, counted-list, named-node-returned,   |
+|          |                 |         | counted-road, counted-by-property, counted-list,   |
+|          |                 |         | named-node-returned,                               |
 |          |                 |         | which-names-the-thing,                             |
 |          |                 |         | name-parts, superlative-sort-direction,            |
 |          |                 |         | superlative-one-row, superlative-top-rows          |
@@ -23,7 +24,8 @@
 |          |                 |         | completes the literal; read again),                |
 |          |                 |         | value-property (another property of the node holds |
 |          |                 |         | it; read again), value-moved (the filter moved to  |
-|          |                 |         | the one node next door that holds it; read again), |
+|          |                 |         | the node next door, or two hops away, that holds   |
+|          |                 |         | it; read again),                                   |
 |          |                 |         | value-chosen (the model picks a stored value, a    |
 |          |                 |         | close one or a code; read again)                   |
 | execute  | empty_result    | hint    | value-next-door, stored-values (one of these two,  |
@@ -90,7 +92,16 @@ the rules removed there, and why, are listed on that page too), with these still
   listed for "how many"), named-node-returned (Athens returned for "through which airports
   … to Athens"); value-property keeps each literal moved (both cities of Inverness–Athens),
   and bind-unbound-variable binds from the node the statement leaves open, its new node's
-  reads then going through the schema rewrites.
+  reads then going through the schema rewrites;
+- the seventeenth session's, from a trial on the dev-only network graph and a dev item:
+  counted-label, counted-list and named-node-returned read a label said in several words
+  (`DataCenter` as "data centers", a matched `OS` as "operating systems"), counted-list
+  counts the values of a DISTINCT property list (an OS process per machine, named by its
+  version), and value-moved reaches a value two hops away (the OS software named 'Ubuntu'),
+  moves a filter written in a WHERE, and takes several holders that read the same rows as
+  one answer ('postgres', one node that is a Service and a Software); counted-by-property
+  (a dev item on every run: "Which zone has the most racks?" where racks hold their zone as
+  a property and nothing links a Zone to a Rack).
 
 A new rule: write it in the module of its phase (`validate_rules`, `execute_rules`,
 `answer_rules`; a first rule for the correct step starts `correct_rules` and its trigger) with the `rule` decorator (a docstring that
@@ -124,6 +135,7 @@ RULES: tuple[Rule, ...] = (
     v.relationship_measure,
     v.count_of_a_number,
     v.counted_road_rule,
+    v.counted_by_property_rule,
     v.counted_list_rule,
     v.named_node_returned_rule,
     v.which_names_the_thing,

@@ -21,6 +21,7 @@ from graph_agent.repair.comparisons import (
 from graph_agent.repair.edits import (
     aggregate_by_alias,
     bind_unbound_variable,
+    counted_by_property,
     counted_list,
     counted_road,
     grouped_with,
@@ -492,7 +493,12 @@ async def counted_road_rule(case: Case) -> Fix | None:
     `OS:Software`, so `(o:OS)-[:VERSION]->(v), (o)<-[:RUNS]-(m:Machine)` finds nothing (a dev
     run), and such a road is not taken. counted-label's correction is left for what this
     cannot settle."""
-    fixed = counted_road(case.cypher, case.question, case.ctx.schema)
+    return await _if_it_finds_rows(case, counted_road(case.cypher, case.question, case.ctx.schema))
+
+
+async def _if_it_finds_rows(case: Case, fixed: tuple[str, str] | None) -> Fix | None:
+    """The rewrite as a fix when its statement finds something (one read through the
+    channel's policy), else None."""
     if fixed is None:
         return None
     try:
@@ -500,6 +506,20 @@ async def counted_road_rule(case: Case) -> Fix | None:
     except GraphError:
         return None
     return None if nothing_found(rows) else Fix(fixed[1], cypher=fixed[0])
+
+
+@rule("counted-by-property", V, S, Kind.REWRITE)
+async def counted_by_property_rule(case: Case) -> Fix | None:
+    """ "Which zone has the most racks?" written `MATCH (z:Zone) RETURN z.name AS name,
+    count(*) AS rack_count …` on every run of net-zone-most-racks (a dev item): no
+    relationship links a Zone to a Rack; each rack holds its zone as `Rack.zone`. A statement
+    of one node, whose label nothing links to the counted one, counts the counted label
+    grouped by its property named like that node's label (`MATCH (r:Rack) RETURN r.zone AS
+    name, count(r) …`), when that finds something (one read). A graph that keeps a thing both
+    as a label and as a property of another (a city's country, a product's category) meets it
+    wherever the two are not linked."""
+    found = counted_by_property(case.cypher, case.question, case.ctx.schema)
+    return await _if_it_finds_rows(case, found)
 
 
 @rule("counted-list", V, S, Kind.REWRITE)

@@ -180,6 +180,14 @@ CASES = [
     ),
     (
         "network",
+        "Which zone has the most racks?",
+        "MATCH (z:Zone) RETURN z.name AS name, count(*) AS rack_count "
+        "ORDER BY rack_count DESC LIMIT 1",
+        "MATCH (r:Rack) RETURN r.zone, count(r)",
+        ["counted-by-property"],  # a dev statement, every run; then the four zones tie
+    ),
+    (
+        "network",
         "Which machines in rack DC1-RCK-2-2 run Ubuntu?",
         'MATCH (r:Rack {name: "DC1-RCK-2-2"})-[:HOLDS]->(m:Machine), (m)-[:RUNS]->(os:OS) '
         'WHERE os.name = "Ubuntu" RETURN m.name ORDER BY m.name ASC LIMIT 100',
