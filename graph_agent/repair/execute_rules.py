@@ -452,11 +452,11 @@ async def _value_on_a_neighbour(case: Case, label: str, prop: str, value: str) -
     found = await _next_door(case, label, prop, value)
     if not found.patterns:
         if found.same_node:
-            text = f"The query returned no rows: no {label} has {prop} {literal(value)}, but "
+            text = f"The query returned no rows: no {label} it matches has {prop} {literal(value)}, but "
             return text + found.same_node + "."
         return None
     text = (
-        f"The query returned no rows: no {label} has {prop} {literal(value)}, but "
+        f"The query returned no rows: no {label} it matches has {prop} {literal(value)}, but "
         f"{literal(value)} is {' and '.join(dict.fromkeys(found.holders))}. Reach the {label} "
         f"from that node: {' or '.join(found.patterns[:3])}"
     )

@@ -63,9 +63,12 @@ def nothing_found(rows: Sequence[Sequence[Any]]) -> bool:
 
 
 async def matches_something(prober: Prober, statement: str) -> bool:
-    """Whether a statement returns a row (a refused or failing read: no)."""
+    """Whether a statement finds something: a row, and not an aggregate's 0 or null over no
+    match (`count(m)` is one row, 0, whatever road it took: "How many machines run Ubuntu?",
+    a trial on the network graph, found every moved road "matching"). A refused or failing
+    read: no."""
     try:
-        return bool(await prober.rows(statement, None, 1))
+        return not nothing_found(await prober.rows(statement, None, 1))
     except GraphError:
         logger.debug("a probe failed", exc_info=True)
         return False

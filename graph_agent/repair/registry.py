@@ -15,7 +15,7 @@
 | validate | schema_problem  | rewrite | name-spelling, relationship-road,                  |
 |          |                 |         | relationship-property,                             |
 |          |                 |         | property-through-neighbour, label-as-property,     |
-|          |                 |         | name-property                                      |
+|          |                 |         | property-for-label, name-property                  |
 | validate | schema_problem  | guard   | asked-but-missing                                  |
 | validate | before_engine   | guard   | costly-read-repeated                               |
 | validate | engine_error    | rewrite | with-keeps-the-node, bind-unbound-variable,        |
@@ -101,7 +101,8 @@ the rules removed there, and why, are listed on that page too), with these still
   moves a filter written in a WHERE, and takes several holders that read the same rows as
   one answer ('postgres', one node that is a Service and a Software); counted-by-property
   (a dev item on every run: "Which zone has the most racks?" where racks hold their zone as
-  a property and nothing links a Zone to a Rack).
+  a property and nothing links a Zone to a Rack) and property-for-label, the same mistake
+  written as a relationship the schema lacks (`(z:Zone)-[:HOLDS]->(r:Rack)`, a trial).
 
 A new rule: write it in the module of its phase (`validate_rules`, `execute_rules`,
 `answer_rules`; a first rule for the correct step starts `correct_rules` and its trigger) with the `rule` decorator (a docstring that
@@ -148,6 +149,7 @@ RULES: tuple[Rule, ...] = (
     v.relationship_property_read,
     v.property_from_neighbour,
     v.label_as_property,
+    v.property_for_label,
     v.name_property,
     v.asked_but_missing,
     v.costly_read_repeated,

@@ -438,3 +438,79 @@ def _drop_far_node(
         detail = f"matched {matched.rel_type} and denied it: the negation alone is kept"
         return statement.edited(edits), detail
     return None
+
+
+def label_kept_as_property(cypher: str, schema: GraphSchema) -> tuple[str, str] | None:
+    """The statement reading a node's property where it matched a label that nothing links
+    to that node, and what changed; None unless that is plain. "How many racks does each zone
+    have?" written `MATCH (z:Zone)-[:HOLDS]->(r:Rack) RETURN z.zone AS zone, count(r) …` (a
+    trial on the network graph): no relationship links a Zone to a Rack, and each rack holds
+    its zone as `Rack.zone`; the Zone node and its hop go, and every read of it reads
+    `r.zone`. Only when the two labels share no relationship, the other one has exactly one
+    property named like the dropped label, the dropped node ends its chain, has no map and is
+    read only through its properties, and the result passes the schema check."""
+    statement = Statement(cypher)
+    tokens = statement.tokens
+    names = referenced_names(cypher)
+    for hop in _hops(tokens, names):
+        if hop.left is None or hop.right is None or hop.left == hop.right:
+            continue
+        if any({r.start, r.end} == {hop.left, hop.right} for r in schema.relationships):
+            continue
+        ends = ((hop.left_var, hop.left, hop.right_var, hop.right, True),
+                (hop.right_var, hop.right, hop.left_var, hop.left, False))  # fmt: skip
+        for far, far_label, near, near_label, far_is_left in ends:
+            fixed = _dropped_for_property(
+                statement, hop, far, far_label, near, near_label, far_is_left, schema
+            )
+            if fixed is not None:
+                return fixed
+    return None
+
+
+def _dropped_for_property(
+    statement: Statement,
+    hop: _Hop,
+    far: str | None,
+    far_label: str,
+    near: str | None,
+    near_label: str,
+    far_is_left: bool,
+    schema: GraphSchema,
+) -> tuple[str, str] | None:
+    """label_kept_as_property for one end of `hop`: `far` dropped, read as `near`'s property."""
+    info = schema.label(near_label)
+    if far is None or near is None or info is None:
+        return None
+    wanted = {stem(w) for w in name_words(far_label)}
+    props = [p.name for p in info.properties if {stem(w) for w in name_words(p.name)} == wanted]
+    if len(props) != 1:
+        return None
+    tokens = statement.tokens
+    if far_is_left:  # `(far)-[:T]->(near)`: the chain must start at far
+        opened = matching_open(tokens, hop.first - 1)
+        if opened is None or (opened > 0 and tokens[opened - 1].is_punct("-", ">", "<")):
+            return None
+        first, last, node = opened, hop.last, (opened, hop.first - 1)
+    else:
+        shut = matching_close(tokens, hop.last + 1)
+        if shut is None or (shut + 1 < len(tokens) and tokens[shut + 1].is_punct("-", "<")):
+            return None
+        first, last, node = hop.first, shut, (hop.last + 1, shut)
+    if any(t.is_punct("{") for t in tokens[node[0] : node[1]]):
+        return None
+    uses = [
+        k
+        for k, t in enumerate(tokens)
+        if t.is_name and t.name == far and not (k and tokens[k - 1].is_punct("."))
+    ]
+    reads = property_reads(tokens, far, {t.name for t in tokens if t.is_name})
+    if len(uses) != len(reads) + 1:
+        return None  # the node itself is read (returned, counted, compared)
+    read = f"{near}.{props[0]}"
+    edits = [(tokens[first].position, tokens[last].end, "")]
+    edits += [(tokens[k].position, tokens[k + 2].end, read) for k in reads]
+    text = statement.edited(edits)
+    if check_schema(text, schema).problems:
+        return None
+    return text, f"no relationship links {far_label} to {near_label}: {far_label} read as {read}"

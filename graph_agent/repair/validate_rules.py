@@ -33,6 +33,7 @@ from graph_agent.repair.edits import (
 from graph_agent.repair.probes import nothing_found
 from graph_agent.repair.relationships import (
     contradicted_negation,
+    label_kept_as_property,
     relationship_by_word,
     relationship_property,
     relationship_sort,
@@ -347,6 +348,20 @@ def label_as_property(case: Case) -> Fix | None:
     between the two labels matches it (`, (m)-[:RUNS]->(os:OS)`) and `m.os.name` is read as
     `os.name` (the word as the new variable, so a sort on `os.name` reads it too)."""
     if fixed := label_chain(case.cypher, case.ctx.schema):
+        return Fix(fixed[1], cypher=fixed[0])
+    return None
+
+
+@rule("property-for-label", V, Trigger.SCHEMA_PROBLEM, Kind.REWRITE)
+def property_for_label(case: Case) -> Fix | None:
+    """`MATCH (z:Zone)-[:HOLDS]->(r:Rack) RETURN z.zone AS zone, count(r)` for "How many racks
+    does each zone have?" (a trial on the network graph): no relationship links a Zone to a
+    Rack, and each rack holds its zone as `Rack.zone`. The Zone node and its invented hop go,
+    and its reads read `r.zone` (`MATCH (r:Rack) RETURN r.zone AS zone, count(r)`). Only where
+    the two labels share no relationship, the kept one has one property named like the other,
+    and the dropped node ends its chain, has no map and is read only through its properties
+    (counted-by-property is the same mistake where the statement matched the zone alone)."""
+    if fixed := label_kept_as_property(case.cypher, case.ctx.schema):
         return Fix(fixed[1], cypher=fixed[0])
     return None
 

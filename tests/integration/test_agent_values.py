@@ -100,7 +100,7 @@ def test_zero_rows_on_a_value_the_node_next_to_it_holds_name_the_relationship(
     )
     assert [a.stage for a in result.attempts] == ["value_next_door", "ok"]
     assert (
-        "no Service has name 'Payments', but 'Payments' is a Team's name. Reach the Service "
+        "no Service it matches has name 'Payments', but 'Payments' is a Team's name. Reach the Service "
         "from that node: (s:Service)<-[:OWNS]-(:Team {name: 'Payments'}), e.g. MATCH "
         "(s:Service)<-[:OWNS]-(:Team {name: 'Payments'}) RETURN s.name AS service"
     ) in model.prompts[2]
@@ -215,7 +215,7 @@ def test_a_value_on_the_node_next_door_shows_the_statement_through_it(
     agent, _spy = _agent(scratch_db, model, disabled_rules=NOTE_ONLY)
     result = agent.run("Which software depends on postgres?")
     feedback = model.prompts[2]
-    assert "no Version has name 'postgres', but 'postgres' is a Software's name" in feedback
+    assert "no Version it matches has name 'postgres', but 'postgres' is a Software's name" in feedback
     assert (
         # Not `<-[:DEPENDS_ON]-(:Software …)`: the statement already reaches a Software that
         # way, so that relationship would lead to the software that depends, not to postgres.

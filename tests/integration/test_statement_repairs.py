@@ -188,6 +188,23 @@ CASES = [
     ),
     (
         "network",
+        "How many racks does each zone have?",
+        "MATCH (z:Zone)-[:HOLDS]->(r:Rack) RETURN z.zone AS zone, count(r) AS rack_count "
+        "ORDER BY rack_count DESC LIMIT 100",
+        "MATCH (r:Rack) RETURN r.zone, count(r)",
+        ["property-for-label"],  # a trial's statement: nothing links a Zone to a Rack
+    ),
+    (
+        "network",
+        "How many machines run Ubuntu?",
+        'MATCH (m:Machine)-[:RUNS]->(os:OS {name: "Ubuntu"}) RETURN count(m) AS machine_count '
+        "ORDER BY machine_count DESC LIMIT 100",
+        "MATCH (m:Machine)-[:RUNS]->(:OS)-[:INSTANCE]->(:Version)<-[:VERSION]-"
+        "(:Software {name: 'Ubuntu'}) RETURN count(m)",
+        ["value-moved"],  # a trial's statement: each road's count is a row; only one is not 0
+    ),
+    (
+        "network",
         "Which machines in rack DC1-RCK-2-2 run Ubuntu?",
         'MATCH (r:Rack {name: "DC1-RCK-2-2"})-[:HOLDS]->(m:Machine), (m)-[:RUNS]->(os:OS) '
         'WHERE os.name = "Ubuntu" RETURN m.name ORDER BY m.name ASC LIMIT 100',
