@@ -400,8 +400,8 @@ def counted_by_property(cypher: str, question: str, schema: GraphSchema) -> tupl
     for k, tok in enumerate(tokens):
         after_colon = k and tokens[k - 1].is_punct(":")
         if tok.is_name and tok.name == var and not (k and tokens[k - 1].is_punct(".")):
-            if not (_in_pattern(tokens, k) or _counted_at(tokens, k) or (tokens[k + 1 :][:1]
-                    and tokens[k + 1].is_punct("."))):  # fmt: skip
+            read = k + 1 < len(tokens) and tokens[k + 1].is_punct(".")
+            if not (read or _in_pattern(tokens, k) or _counted_at(tokens, k)):
                 return None  # the node itself returned: grouped by the new node, not its zone
             edits.append((tok.position, tok.end, new))
         elif tok.is_name and tok.name == grouped and after_colon:

@@ -448,15 +448,17 @@ def _moved_compared(
     return f"{text[:last]}{hop}{text[last:]}"
 
 
+_NO_ROWS = "The query returned no rows: no {} it matches has {} {}"
+
+
 async def _value_on_a_neighbour(case: Case, label: str, prop: str, value: str) -> str | None:
     found = await _next_door(case, label, prop, value)
     if not found.patterns:
         if found.same_node:
-            text = f"The query returned no rows: no {label} it matches has {prop} {literal(value)}, but "
-            return text + found.same_node + "."
+            return f"{_NO_ROWS.format(label, prop, literal(value))}, but {found.same_node}."
         return None
     text = (
-        f"The query returned no rows: no {label} it matches has {prop} {literal(value)}, but "
+        f"{_NO_ROWS.format(label, prop, literal(value))}, but "
         f"{literal(value)} is {' and '.join(dict.fromkeys(found.holders))}. Reach the {label} "
         f"from that node: {' or '.join(found.patterns[:3])}"
     )

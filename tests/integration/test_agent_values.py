@@ -215,7 +215,9 @@ def test_a_value_on_the_node_next_door_shows_the_statement_through_it(
     agent, _spy = _agent(scratch_db, model, disabled_rules=NOTE_ONLY)
     result = agent.run("Which software depends on postgres?")
     feedback = model.prompts[2]
-    assert "no Version it matches has name 'postgres', but 'postgres' is a Software's name" in feedback
+    assert (
+        "no Version it matches has name 'postgres', but 'postgres' is a Software's name" in feedback
+    )
     assert (
         # Not `<-[:DEPENDS_ON]-(:Software …)`: the statement already reaches a Software that
         # way, so that relationship would lead to the software that depends, not to postgres.
