@@ -17,7 +17,7 @@ from typing import Any
 
 from graph_agent.graphdb.errors import GraphError
 from graph_agent.graphdb.lookup import MIN_SCORE, similarity
-from graph_agent.graphdb.protocol import GraphSchema, RelPattern
+from graph_agent.graphdb.protocol import GraphSchema
 from graph_agent.graphdb.schema import quote_name, quote_name_if_needed
 from graph_agent.lint import (
     compared_node,
@@ -31,6 +31,7 @@ from graph_agent.repair.edits import EACH
 from graph_agent.repair.probes import Prober, matches_something, nothing_found
 from graph_agent.repair.rule import Case, Fix, Kind, Phase, Trigger, rule
 from graph_agent.result import Stage
+from graph_agent.schema_check import arrow, two_hop_paths
 from graph_agent.schema_examples import literal
 from graph_agent.state import UnconfirmedRows
 from graph_agent.statement import Statement, distinct_read, fresh_variable
@@ -327,7 +328,7 @@ async def _next_door(case: Case, label: str, prop: str, value: str) -> _NextDoor
             continue
         near = f"(:{h_label} {{{h_prop}: {literal(held)}}})"
         ways = [
-            (r.type in used, _arrow(r, label))
+            (r.type in used, arrow(label, r))
             for r in schema.relationships
             if {r.start, r.end} == {label, h_label}
         ]
@@ -369,30 +370,13 @@ async def _next_door(case: Case, label: str, prop: str, value: str) -> _NextDoor
     return found_here
 
 
-def _arrow(rel: RelPattern, label: str) -> str:
-    """`rel` written from a node of `label`: `-[:T]->` when it starts there, else `<-[:T]-`."""
-    return f"-[:{rel.type}]->" if rel.start == label else f"<-[:{rel.type}]-"
-
-
 def _two_hops(label: str, holder: str, schema: GraphSchema) -> list[str]:
     """The two-hop roads from `label` to `holder` through a third label, as pattern text
     (`-[:INSTANCE]->(:Version)<-[:VERSION]-`), each by two different relationship types: the
     OS process a machine runs is named by its version, and 'Ubuntu' is the name of the OS
     software with that version ("Which machines in rack DC1-RCK-2-2 run Ubuntu?", a trial on
     the network graph)."""
-    roads = []
-    for middle in schema.labels:
-        if middle.name in (label, holder):
-            continue
-        for first in schema.relationships:
-            if {first.start, first.end} != {label, middle.name}:
-                continue
-            for second in schema.relationships:
-                if {second.start, second.end} != {middle.name, holder} or second.type == first.type:
-                    continue
-                out = _arrow(second, middle.name)
-                roads.append(f"{_arrow(first, label)}(:{middle.name}){out}")
-    return roads
+    return [text for text, types in two_hop_paths(schema, label, holder) if len(types) == 2]
 
 
 def _moved(cypher: str, span: tuple[int, int, str], label: str, hop: str) -> str | None:

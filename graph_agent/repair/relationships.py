@@ -21,6 +21,7 @@ from dataclasses import dataclass
 
 from graph_agent.graphdb.protocol import GraphSchema
 from graph_agent.graphdb.schema import NUMBER_TYPES
+from graph_agent.pruning import name_words as name_stems
 from graph_agent.schema_check import arrow, check_schema, has_property, two_hop_paths
 from graph_agent.statement import Statement, fresh_variable, property_reads
 from graph_agent.superlatives import name_properties
@@ -482,8 +483,7 @@ def _dropped_for_property(
     info = schema.label(near_label)
     if far is None or near is None or info is None:
         return None
-    wanted = {stem(w) for w in name_words(far_label)}
-    props = [p.name for p in info.properties if {stem(w) for w in name_words(p.name)} == wanted]
+    props = [p.name for p in info.properties if name_stems(p.name) == name_stems(far_label)]
     if len(props) != 1:
         return None
     tokens = statement.tokens
