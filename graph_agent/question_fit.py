@@ -14,8 +14,10 @@ from graph_agent.statement import Statement, fresh_variable, is_aggregate_call
 from graph_agent.words import article, label_said, plural
 from guardrails import matching_close, referenced_names, split_name, stem, tokenize
 
+_NUMBER = r"(?:\d+|one|two|three|four|five|six|seven|eight|nine|ten|a\s+dozen|a\s+hundred)"
 _COUNTED = re.compile(
-    r"\b(?:how\s+many|number\s+of|(?:the\s+)?(?:most|fewest|least))\s+"
+    r"\b(?:how\s+many|number\s+of|(?:the\s+)?(?:most|fewest|least)"
+    rf"|(?:more|fewer|less)\s+than\s+{_NUMBER}|at\s+(?:least|most)\s+{_NUMBER})\s+"
     r"([A-Za-z][\w-]*(?:\s+[A-Za-z][\w-]*){0,3})",
     re.IGNORECASE,
 )
@@ -26,7 +28,7 @@ _COUNT_OF = re.compile(r"\bcount\s*\(\s*(?:DISTINCT\s+)?(\w+)\s*\)", re.IGNORECA
 
 def counted_label(question: str, schema: GraphSchema, matched: Collection[str] = ()) -> str | None:
     """The label whose nodes the question counts or ranks by: "How many machines…", "the
-    most racks", "the number of machine types" (Type, the last noun of the compound), "how
+    most racks", "more than one team", "the number of machine types" (Type, the last noun of the compound), "how
     many different operating systems" (OS by its initials, where `matched`, the labels a
     statement matches, holds it; a label of several words, such as DataCenter, by those
     words)."""

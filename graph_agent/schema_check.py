@@ -66,6 +66,45 @@ def _misplaced_properties(
     ]
 
 
+def _misread_relationships(
+    names: ReferencedNames, known: set[str], schema: GraphSchema
+) -> list[str]:
+    """`r.year` where `r` is a PARTICIPATED_IN relationship, which holds no year, and the
+    Tournament at its end does: a read that only gives nulls (a trial on a graph of football
+    tournaments answered "when did England first take part" with "(none)"). Properties no
+    label or relationship has are reported as unknown already."""
+    wrong: dict[str, list[str]] = {}
+    for var, prop in names.accesses:
+        rel_type = names.rel_variables.get(var)
+        if rel_type is None or var in names.variables or prop not in known:
+            continue
+        patterns = [r for r in schema.relationships if r.type == rel_type]
+        if not patterns or any(p.name == prop for r in patterns for p in r.properties):
+            continue
+        if prop not in (props := wrong.setdefault(rel_type, [])):
+            props.append(prop)
+    problems = []
+    for rel_type, props in wrong.items():
+        patterns = [r for r in schema.relationships if r.type == rel_type]
+        held = sorted({p.name for r in patterns for p in r.properties})
+        text = f"{rel_type} relationships have no propert(y/ies) {', '.join(props)}; " + (
+            f"they have: {', '.join(held)}" if held else "they have none"
+        )
+        for prop in props:
+            ends = sorted(
+                {
+                    end
+                    for r in patterns
+                    for end in (r.start, r.end)
+                    if has_property(schema.label(end), prop)
+                }
+            )
+            if ends:
+                text += f". {prop} is a property of the {' or the '.join(ends)} at its end"
+        problems.append(text)
+    return problems
+
+
 def chain_starts(tokens: Sequence[Token]) -> list[int]:
     """Where each `v.a.b` chain of property reads starts: the index of `v` (not of a link
     further along a chain)."""
@@ -266,6 +305,7 @@ def check_schema(cypher: str, schema: GraphSchema) -> SchemaCheck:
     check.problems.extend(
         _misplaced_properties(names, node_map_entries(cypher), props, schema, _chain_heads(cypher))
     )
+    check.problems.extend(_misread_relationships(names, props, schema))
 
     reversed_types: set[str] = set()
     kept_types: set[str] = set()

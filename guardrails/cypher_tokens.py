@@ -386,6 +386,9 @@ class ReferencedNames:
     """Node variables and the first label a pattern gives them (`(a:Airport)` → a: Airport)."""
     accesses: list[tuple[str, str]] = field(default_factory=list)
     """(variable, property) for each `variable.property` read, in the order written."""
+    rel_variables: dict[str, str] = field(default_factory=dict)
+    """Relationship variables of one type and that type (`-[r:PARTICIPATED_IN]->` → r:
+    PARTICIPATED_IN)."""
 
 
 # `{` after these opens a subquery (statements inside), not a map.
@@ -460,6 +463,8 @@ def _collect_names(tokens: list[Token], names: ReferencedNames) -> dict[str, str
             found, end = _label_names_after(tokens, i)
             if kinds[i] == "rel":
                 names.rel_types.update(found)
+                if len(found) == 1 and prev.is_name and prev.kind != "keyword":
+                    names.rel_variables.setdefault(prev.name, found[0])
             else:
                 names.labels.update(found)
                 if found and prev.is_name and prev.kind != "keyword":

@@ -4,7 +4,7 @@ it, an unbound variable matched through the one relationship that reaches it."""
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Sequence
 
 from graph_agent.graphdb.protocol import GraphSchema, LabelInfo
 from graph_agent.graphdb.schema import quote_name_if_needed
@@ -329,7 +329,7 @@ def counted_road(cypher: str, question: str, schema: GraphSchema) -> tuple[str, 
     label = counted_label(question, schema)
     names = referenced_names(cypher)
     statement = Statement(cypher)
-    if label is None or label in names.labels or statement.has_union or statement.last("WITH"):
+    if label is None or label in names.labels or statement.has_union:
         return None
     tokens = statement.tokens
     calls = [i for i in range(len(tokens)) if is_aggregate_call(tokens, i)]
@@ -344,6 +344,8 @@ def counted_road(cypher: str, question: str, schema: GraphSchema) -> tuple[str, 
     (parts,) = arguments
     argument = parts[0] if len(parts) == 1 else ""
     if argument != "*" and argument not in names.variables:
+        return None
+    if statement.last("WITH") is not None and not _counted_where_bound(statement, argument, counts):
         return None
     anchors = [argument] if argument in names.variables else list(names.variables)
     roads = {
@@ -423,6 +425,22 @@ def _counted_at(tokens: list[Token], k: int) -> bool:
     """Whether the name at `k` is what a count counts: `count(z)`, `count(DISTINCT z)`."""
     back = 3 if tokens[k - 1].text.upper() == "DISTINCT" else 2
     return k >= back and tokens[k - back].text.casefold() == "count"
+
+
+def _counted_where_bound(statement: Statement, var: str, counts: list[int]) -> bool:
+    """Whether every count of `var` sits in the first clause after the MATCH that binds it
+    can carry a new node to: no WITH between them (`MATCH (p)-[:COACH_FOR]->(s:Squad) WITH p,
+    count(DISTINCT s) AS n` counts where s was matched; after `WITH t`, a node matched with t
+    would be gone). A `count(*)` behind a WITH leaves open what it counts."""
+    bound = _binding(statement.tokens, var)
+    if bound is None:
+        return False
+    withs = [c for c in statement.clauses if statement.keyword_at(c) == "WITH"]
+    for at in counts:
+        own = max((c for c in statement.clauses if c <= at), default=0)
+        if at < bound or any(bound < c < own for c in withs):
+            return False
+    return True
 
 
 def _one_road(own: str, other: str, schema: GraphSchema) -> list[tuple[str, str, str, str]] | None:
@@ -614,10 +632,9 @@ def _add_hop(
     return text
 
 
-def _match_end(tokens: list[Token], var: str) -> int | None:
-    """Where the MATCH clause that first binds `var` (`(var:Label`) ends: the offset of the
-    next clause keyword, or a large number at the end; None when no MATCH binds it."""
-    binding = next(
+def _binding(tokens: Sequence[Token], var: str) -> int | None:
+    """The index of the "(" that first binds `var` with a label (`(var:Label`)."""
+    return next(
         (
             k
             for k in range(len(tokens) - 2)
@@ -625,6 +642,12 @@ def _match_end(tokens: list[Token], var: str) -> int | None:
         ),
         None,
     )
+
+
+def _match_end(tokens: list[Token], var: str) -> int | None:
+    """Where the MATCH clause that first binds `var` (`(var:Label`) ends: the offset of the
+    next clause keyword, or a large number at the end; None when no MATCH binds it."""
+    binding = _binding(tokens, var)
     if binding is None:
         return None
     clauses = top_level_clauses(tokens)

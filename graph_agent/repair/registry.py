@@ -13,7 +13,7 @@
 |          |                 |         | name-parts, superlative-sort-direction,            |
 |          |                 |         | superlative-one-row, superlative-top-rows          |
 | validate | schema_problem  | rewrite | name-spelling, relationship-road,                  |
-|          |                 |         | relationship-property,                             |
+|          |                 |         | relationship-property, end-node-property,          |
 |          |                 |         | property-through-neighbour, label-as-property,     |
 |          |                 |         | property-for-label, name-property                  |
 | validate | schema_problem  | guard   | asked-but-missing                                  |
@@ -102,7 +102,12 @@ the rules removed there, and why, are listed on that page too), with these still
   one answer ('postgres', one node that is a Service and a Software); counted-by-property
   (a dev item on every run: "Which zone has the most racks?" where racks hold their zone as
   a property and nothing links a Zone to a Rack) and property-for-label, the same mistake
-  written as a relationship the schema lacks (`(z:Zone)-[:HOLDS]->(r:Rack)`, a trial).
+  written as a relationship the schema lacks (`(z:Zone)-[:HOLDS]->(r:Rack)`, a trial);
+- the eighteenth session's, from a trial on a graph nobody here wrote (football tournaments
+  and their squads, no eval set): end-node-property (`r.year` of a relationship that holds
+  nothing, the tournament at its end holding the year) and counted-road in the WITH after
+  the MATCH it counts in, for a count compared with a number ("Which coaches have coached
+  more than one team?" counted their squads).
 
 A new rule: write it in the module of its phase (`validate_rules`, `execute_rules`,
 `answer_rules`; a first rule for the correct step starts `correct_rules` and its trigger) with the `rule` decorator (a docstring that
@@ -147,6 +152,7 @@ RULES: tuple[Rule, ...] = (
     v.name_spelling,
     v.relationship_road,
     v.relationship_property_read,
+    v.end_node_property_read,
     v.property_from_neighbour,
     v.label_as_property,
     v.property_for_label,

@@ -236,6 +236,60 @@ def relationship_property(cypher: str, schema: GraphSchema) -> tuple[str, str] |
     return None
 
 
+def end_node_property(cypher: str, schema: GraphSchema) -> tuple[str, str] | None:
+    """The statement reading from a node a property its relationship was asked for, and what
+    was changed; None when that is not the one change that makes the statement fit.
+
+    `MATCH (t:Team {name: 'England'})-[r:PARTICIPATED_IN]->(x:Tournament) WHERE r.year IS NOT
+    NULL RETURN x.year ORDER BY x.year LIMIT 1` where the relationship holds no year and the
+    tournament does (a trial on a graph nobody here wrote): `r.year` reads `x.year`. Only when
+    the type has no such property and exactly one of the relationship's two nodes has it; a
+    node without a variable gets one."""
+    tokens = tokenize(cypher)
+    names = referenced_names(cypher)
+    before = len(check_schema(cypher, schema).problems)
+    taken = {t.name for t in tokens if t.is_name}
+    for hop in _hops(tokens, names):
+        if hop.rel_var is None or hop.rel_var in names.variables:
+            continue
+        held = {
+            p.name for r in schema.relationships if r.type == hop.rel_type for p in r.properties
+        }
+        for prop in dict.fromkeys(p for v, p in names.accesses if v == hop.rel_var):
+            ends = [
+                (var, label, side)
+                for var, label, side in (
+                    (hop.left_var, hop.left, "left"),
+                    (hop.right_var, hop.right, "right"),
+                )
+                if label is not None and has_property(schema.label(label), prop)
+            ]
+            if prop in held or len(ends) != 1 or hop.left == hop.right:
+                continue
+            ((var, label, side),) = ends
+            edits = []
+            if var is None:
+                var = fresh_variable(label, taken)
+                opened = hop.last + 1 if side == "right" else matching_open(tokens, hop.first - 1)
+                if opened is None:
+                    continue
+                at = tokens[opened].end
+                edits.append((at, at, var))
+            edits += [
+                (tokens[k].position, tokens[k].end, var)
+                for k in property_reads(tokens, hop.rel_var, {prop})
+            ]
+            fixed = cypher
+            for start, end, text in sorted(edits, reverse=True):
+                fixed = fixed[:start] + text + fixed[end:]
+            if len(check_schema(fixed, schema).problems) < before:
+                return fixed, (
+                    f"{hop.rel_var}.{prop} read from the {label} ({var}.{prop}): "
+                    f"{hop.rel_type} relationships have no {prop}"
+                )
+    return None
+
+
 def relationship_by_word(cypher: str, schema: GraphSchema, question: str) -> tuple[str, str] | None:
     """The statement with a relationship type swapped for the one the question names, and
     what was changed; None when no written type is such a swap.

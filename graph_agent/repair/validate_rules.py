@@ -33,6 +33,7 @@ from graph_agent.repair.edits import (
 from graph_agent.repair.probes import nothing_found
 from graph_agent.repair.relationships import (
     contradicted_negation,
+    end_node_property,
     label_kept_as_property,
     relationship_by_word,
     relationship_property,
@@ -325,6 +326,18 @@ def relationship_property_read(case: Case) -> Fix | None:
     (`-[h:HAS_ROUTE]->`, `h.distance`), when exactly one relationship next to the node has it.
     The schema check named the airport's properties; the model sent the same statement back."""
     if read := relationship_property(case.cypher, case.ctx.schema):
+        return Fix(read[1], cypher=read[0])
+    return None
+
+
+@rule("end-node-property", V, Trigger.SCHEMA_PROBLEM, Kind.REWRITE)
+def end_node_property_read(case: Case) -> Fix | None:
+    """`MATCH (t:Team {name: 'England'})-[r:PARTICIPATED_IN]->(x:Tournament) WHERE r.year IS
+    NOT NULL RETURN x.year …` for "When did England first take part?" (a trial on a graph of
+    football tournaments, answered "(none)"): the relationship holds no year, the tournament
+    at its end does. `r.year` is read as `x.year`, when exactly one of the two nodes has it
+    (relationship-property is the other way round)."""
+    if read := end_node_property(case.cypher, case.ctx.schema):
         return Fix(read[1], cypher=read[0])
     return None
 

@@ -338,6 +338,28 @@ CASES = [
         "ORDER BY p.start_date LIMIT 1",
         ["superlative-sort-direction"],
     ),
+    (
+        # The shape of a trial statement on a graph nobody here wrote ("When did England first
+        # take part?", `r.year` of PARTICIPATED_IN): the order's date read from the purchase.
+        "northwind",
+        "When did customer ALFKI first order?",
+        "MATCH (c:Customer {customerID: 'ALFKI'})-[p:PURCHASED]->(o:Order) "
+        "RETURN p.orderDate AS first ORDER BY p.orderDate LIMIT 1",
+        "MATCH (:Customer {customerID: 'ALFKI'})-[:PURCHASED]->(o:Order) "
+        "RETURN o.orderDate ORDER BY o.orderDate LIMIT 1",
+        ["end-node-property"],
+    ),
+    (
+        # The shape of a trial statement on a graph nobody here wrote ("Which coaches have
+        # coached more than one team?" counted their squads in the WITH): the types counted.
+        "network",
+        "Which racks hold machines of more than five types?",
+        "MATCH (r:Rack)-[:HOLDS]->(m:Machine) WITH r, count(DISTINCT m) AS n WHERE n > 5 "
+        "RETURN r.name AS rack ORDER BY rack",
+        "MATCH (r:Rack)-[:HOLDS]->(:Machine)-[:TYPE]->(t:Type) WITH r, count(DISTINCT t) AS n "
+        "WHERE n > 5 RETURN r.name",
+        ["counted-road"],
+    ),
 ]
 
 

@@ -405,6 +405,21 @@ def test_the_head_of_a_property_chain_is_judged_as_a_property() -> None:
     assert not any(p.startswith("Type has no") for p in held)  # Type has `type`
 
 
+def test_a_property_a_relationship_lacks_names_the_node_that_has_it() -> None:
+    # `r.year` of a PARTICIPATED_IN that holds nothing, where the tournament has the year: a
+    # trial's "when did England first take part" read nulls and answered "(none)".
+    [message] = check_schema(
+        "MATCH (m:Machine)-[r:RUNS]->(a:Application) WHERE r.pid > 10 RETURN m.name",
+        _network_schema(),
+    ).problems
+    assert message == (
+        "RUNS relationships have no propert(y/ies) pid; they have none. "
+        "pid is a property of the Application at its end"
+    )
+    read_from_the_node = "MATCH (m:Machine)-[r:RUNS]->(a:Application) RETURN a.pid, r"
+    assert check_schema(read_from_the_node, _network_schema()).problems == []
+
+
 def test_a_property_of_a_neighbouring_label_names_the_hop() -> None:
     [message] = check_schema(
         "MATCH (r:Rack)-[:HOLDS]->(m:Machine) RETURN sum(m.ram) AS ram", _network_schema()

@@ -52,6 +52,12 @@ def _network() -> GraphSchema:
         ("How many data centers are there?", "DataCenter"),
         ("How many different operating systems run?", None),  # initials alone: no evidence
         ("How many open slots are there?", None),  # ("open slots" is no OS)
+        # a count compared with a number: "more than one team", "at least 3 racks"
+        ("Which racks hold more than 40 machines?", "Machine"),
+        ("Which zones have at least three racks?", "Rack"),
+        ("Which types have fewer than ten machines?", "Machine"),
+        ("Which machine types have more than 8 CPUs?", None),  # cpu is a property
+        ("Which machines have more than 16 GB of RAM?", None),
     ],
 )
 def test_the_counted_label_is_the_noun_after_how_many_or_most(
