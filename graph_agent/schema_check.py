@@ -126,6 +126,29 @@ def _chain_heads(cypher: str) -> list[tuple[str, str]]:
     return [(tokens[k].name, tokens[k + 2].name) for k in chain_starts(tokens)]
 
 
+TEMPORAL_FIELDS = frozenset(
+    {"year", "quarter", "month", "week", "day", "dayOfWeek", "dayOfYear", "hour", "minute",
+     "second", "millisecond", "epochSeconds", "epochMillis"}
+)  # fmt: skip
+"""What `d.year` reads of a date or a date and time (Cypher's temporal accessors)."""
+
+
+def _temporal_fields(
+    tokens: Sequence[Token], names: ReferencedNames, schema: GraphSchema
+) -> set[str]:
+    """The accessors read at the end of `v.d.year` where d is a date property of v's label
+    (`o.orderDate.year`): parts of the value, not properties the schema should have."""
+    found = set()
+    for k in chain_starts(tokens):
+        head, tail = tokens[k + 2].name, tokens[k + 4].name
+        label = schema.label(names.variables.get(tokens[k].name, ""))
+        info = next((p for p in label.properties if p.name == head), None) if label else None
+        temporal = info is not None and {"DATE", "DATETIME"} & set(info.types)
+        if temporal and tail in TEMPORAL_FIELDS:
+            found.add(tail)
+    return found
+
+
 def _related_instead(label: str, prop: str, schema: GraphSchema) -> str:
     """`m.type` on a Machine that has `(:Machine)-[:TYPE]->(:Type)`: the value is a related
     node, not a property. A 1.5B model given only "Machine has: id, name" wrote `m.type` three
@@ -282,6 +305,7 @@ def check_schema(cypher: str, schema: GraphSchema) -> SchemaCheck:
     props |= {p.name for rel in schema.relationships for p in rel.properties}
     check = SchemaCheck(cypher=cypher)
     held_as_property = _labels_held_as_properties(names.labels - labels, schema)
+    props |= _temporal_fields(tokenize(cypher), names, schema)
     check.unknown = sorted(
         (names.labels - labels - set(held_as_property))
         | (names.rel_types - types)

@@ -9,10 +9,13 @@ WHERE (`WHERE a.runways >= 5`), a `WHERE x.p = 5` becomes `x.p >= 5`.
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 
+from graph_agent.graphdb.protocol import GraphSchema, LabelInfo
 from graph_agent.graphdb.schema import quote_name, quote_name_if_needed
 from graph_agent.lint import node_map_entries, without_entries
 from graph_agent.statement import Item, Statement, is_aggregate_call
+from guardrails import Token, referenced_names, tokenize
 
 NUMBER_WORDS = (
     "zero", "one", "two", "three", "four", "five", "six", "seven", "eight", "nine", "ten",
@@ -315,3 +318,100 @@ def or_map_fix(cypher: str) -> tuple[str, str] | None:
     if placed is None:
         return None
     return placed, f"{{{prop}: … OR {prop}: …}} → WHERE {condition} (a map holds one value)"
+
+
+_COMPARISONS = frozenset({"=", "<>", "<", ">", "<=", ">="})
+_ISO_DATE = re.compile(r"\d{4}-\d{2}-\d{2}")
+_ISO_DATETIME = re.compile(r"\d{4}-\d{2}-\d{2}[T ]\d{2}:\d{2}(?::\d{2}(?:\.\d+)?)?Z?")
+_YEAR = re.compile(r"1\d{3}|2\d{3}")
+
+
+def _temporal(label: LabelInfo | None, prop: str) -> str | None:
+    """DATE or DATETIME when every sampled value of `label`.`prop` is that type."""
+    info = next((p for p in label.properties if p.name == prop), None) if label else None
+    kinds = set(info.types) - {"NULL"} if info is not None else set()
+    return next(iter(kinds)) if len(kinds) == 1 and kinds <= {"DATE", "DATETIME"} else None
+
+
+def _as_temporal(kind: str, literal: Token) -> str | None:
+    """A string literal written as the property's type (`date('1975-01-01')`); None when it
+    is not an ISO date (or date and time)."""
+    if literal.kind != "string":
+        return None
+    text = literal.value
+    if kind == "DATE" and _ISO_DATE.fullmatch(text):
+        return f"date('{text}')"
+    if kind == "DATETIME" and (_ISO_DATE.fullmatch(text) or _ISO_DATETIME.fullmatch(text)):
+        return f"datetime('{text.replace(' ', 'T')}')"
+    return None
+
+
+def date_literal_fix(cypher: str, schema: GraphSchema) -> tuple[str, str] | None:
+    """The statement comparing each date property with a date, and what changed; None when it
+    compares none with a string or a year.
+
+    `WHERE p.dob < '1975-01-01'` for "Which players were born before 1975?" where `dob` holds
+    dates (a trial on a graph nobody here wrote): a date never equals or orders with a string,
+    so the read found nothing. The string becomes `date('1975-01-01')` (`datetime(…)` for a
+    date-and-time property), in a WHERE or a node's map; a year, `p.dob < 1975` or `< '1975'`,
+    is compared with the date's year (`p.dob.year < 1975`). Only where every sampled value of
+    the property is of that one type."""
+    statement = Statement(cypher)
+    tokens = statement.tokens
+    names = referenced_names(cypher)
+    edits: list[tuple[int, int, str]] = []
+    changes: list[str] = []
+
+    def kind_of(var: Token, prop: Token) -> str | None:
+        return _temporal(schema.label(names.variables.get(var.name, "")), prop.name)
+
+    for i, tok in enumerate(tokens):
+        if not (tok.kind == "punct" and tok.text in _COMPARISONS) or i + 1 >= len(tokens):
+            continue
+        read_left = i >= 3 and _read_at(tokens, i - 3)
+        read_right = i + 3 < len(tokens) and _read_at(tokens, i + 1)
+        if read_left and not read_right:
+            var, prop, literal = tokens[i - 3], tokens[i - 1], tokens[i + 1]
+        elif read_right and i >= 1:
+            var, prop, literal = tokens[i + 1], tokens[i + 3], tokens[i - 1]
+        else:
+            continue
+        if (kind := kind_of(var, prop)) is None:
+            continue
+        written = f"{var.text}.{prop.text}"
+        compared = (
+            f"{written} {tok.text} {literal.text}"
+            if read_left
+            else f"{literal.text} {tok.text} {written}"
+        )
+        if (as_date := _as_temporal(kind, literal)) is not None:
+            edits.append((literal.position, literal.end, as_date))
+            changes.append(f"{literal.text} → {as_date}")
+        elif literal.kind in ("string", "number") and _YEAR.fullmatch(literal.value):
+            edits.append((prop.end, prop.end, ".year"))
+            if literal.kind == "string":
+                edits.append((literal.position, literal.end, literal.value))
+            changes.append(f"{compared}: the year of {written}")
+    for entry in node_map_entries(cypher):
+        label = schema.label(entry.label or "")
+        value = tokenize(entry.text.split(":", 1)[1])
+        if len(value) != 1 or (kind := _temporal(label, entry.prop)) is None:
+            continue
+        if (as_date := _as_temporal(kind, value[0])) is not None:
+            edits.append((entry.start, entry.end, f"{quote_name_if_needed(entry.prop)}: {as_date}"))
+            changes.append(f"{{{entry.text}}} → {as_date}")
+    if not edits:
+        return None
+    what = "dates" if len(changes) > 1 else "a date"
+    return statement.edited(edits), "; ".join(changes) + f" (the property holds {what})"
+
+
+def _read_at(tokens: Sequence[Token], i: int) -> bool:
+    """`var.prop` at `i`, not inside a longer chain or a call."""
+    return (
+        tokens[i].is_name
+        and tokens[i + 1].is_punct(".")
+        and tokens[i + 2].is_name
+        and not (i and tokens[i - 1].is_punct("."))
+        and not (i + 3 < len(tokens) and tokens[i + 3].is_punct(".", "("))
+    )

@@ -4,6 +4,7 @@
 |----------|-----------------|---------|----------------------------------------------------|
 | validate | statement       | rewrite | not-equal-operator, string-alias, missing-return,  |
 |          |                 |         | map-as-value, or-in-map, number-comparison,        |
+|          |                 |         | date-literal,                                      |
 |          |                 |         | aggregate-bound, any-depth, negation-contradicted, |
 |          |                 |         | relationship-direction, relationship-word,         |
 |          |                 |         | relationship-measure, count-of-a-number,           |
@@ -105,9 +106,12 @@ the rules removed there, and why, are listed on that page too), with these still
   written as a relationship the schema lacks (`(z:Zone)-[:HOLDS]->(r:Rack)`, a trial);
 - the eighteenth session's, from a trial on a graph nobody here wrote (football tournaments
   and their squads, no eval set): end-node-property (`r.year` of a relationship that holds
-  nothing, the tournament at its end holding the year) and counted-road in the WITH after
+  nothing, the tournament at its end holding the year), date-literal (a date property
+  compared with a string, `p.dob < '1975-01-01'`, found nothing) and counted-road in the WITH after
   the MATCH it counts in, for a count compared with a number ("Which coaches have coached
-  more than one team?" counted their squads).
+  more than one team?" counted their squads); relationship-road now takes the one two-hop
+  road through the written type where the question says that type and not the direct one
+  (`(u:User)-[:ANSWERED]->(q:Question)` had become ASKED).
 
 A new rule: write it in the module of its phase (`validate_rules`, `execute_rules`,
 `answer_rules`; a first rule for the correct step starts `correct_rules` and its trigger) with the `rule` decorator (a docstring that
@@ -133,6 +137,7 @@ RULES: tuple[Rule, ...] = (
     v.map_as_value,
     v.or_in_map,
     v.number_comparison,
+    v.date_literal,
     v.aggregate_bound,
     v.any_depth,
     v.negation_contradicted,

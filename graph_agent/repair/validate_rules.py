@@ -15,6 +15,7 @@ from graph_agent.question_fit import any_depth_fix
 from graph_agent.repair.comparisons import (
     aggregate_bound_fix,
     comparison_fix,
+    date_literal_fix,
     or_map_fix,
     said,
 )
@@ -181,6 +182,18 @@ def number_comparison(case: Case) -> Fix | None:
     return None
 
 
+@rule("date-literal", V, S, Kind.REWRITE)
+def date_literal(case: Case) -> Fix | None:
+    """`WHERE p.dob < '1975-01-01'` for "Which players were born before 1975?" where `dob`
+    holds dates (a trial on a graph nobody here wrote: nothing found, since a date never
+    orders with a string). The string is read as a date, `date('1975-01-01')` (`datetime(…)`
+    for a date-and-time property), in a WHERE or a node's map; a year (`p.dob < 1975` or
+    `'1975'`) is compared with the date's year, `p.dob.year < 1975`."""
+    if fixed := date_literal_fix(case.cypher, case.ctx.schema):
+        return Fix(fixed[1], cypher=fixed[0])
+    return None
+
+
 @rule("aggregate-bound", V, S, Kind.REWRITE)
 def aggregate_bound(case: Case) -> Fix | None:
     """ "Which machines run more than five applications?" (a playground question on the
@@ -277,15 +290,15 @@ async def relationship_road(case: Case) -> Fix | None:
     machines run OSes, applications and services, each an instance of a version; up to six), each is read
     once (through the channel's policy) and the one that finds rows is taken, or the first of
     those that find the same rows; none when they find different ones."""
-    schema = case.ctx.schema
-    rerouted = reroute_relationship(case.cypher, schema) or await _road_with_rows(case)
+    rerouted = reroute_relationship(case.cypher, case.ctx.schema, case.question)
+    rerouted = rerouted or await _road_with_rows(case)
     if rerouted is None:
         return None
     said = {stem(w) for w in content_words(case.question)}
     names = referenced_names(case.cypher)
     said -= {stem(w) for label in names.labels for w in name_words(label)}
     written = names.rel_types | referenced_names(rerouted[0]).rel_types
-    for rel in schema.relationships:
+    for rel in case.ctx.schema.relationships:
         words = {stem(w) for w in content_words(" ".join(name_words(rel.type)))}
         if rel.type not in written and said & words:
             return None

@@ -360,6 +360,24 @@ CASES = [
         "WHERE n > 5 RETURN r.name",
         ["counted-road"],
     ),
+    (
+        # The shape of a trial statement on a graph nobody here wrote ("Which players were
+        # born before 1975?", `p.dob < '1975-01-01'`: a date against a string, nothing found).
+        "northwind",
+        "Which employees were born before 1955?",
+        "MATCH (e:Employee) WHERE e.birthDate < '1955-01-01' RETURN e.firstName AS first, e.lastName AS last",
+        "MATCH (e:Employee) WHERE e.birthDate.year < 1955 RETURN e.firstName, e.lastName",
+        ["date-literal"],
+    ),
+    (
+        "northwind",
+        "Which orders did customer ALFKI place in 1998 or later?",
+        "MATCH (c:Customer {customerID: 'ALFKI'})-[:PURCHASED]->(o:Order) "
+        "WHERE o.orderDate >= 1998 RETURN o.orderID AS id",
+        "MATCH (:Customer {customerID: 'ALFKI'})-[:PURCHASED]->(o:Order) "
+        "WHERE o.orderDate >= date('1998-01-01') RETURN o.orderID",
+        ["date-literal"],
+    ),
 ]
 
 
@@ -437,3 +455,30 @@ def test_a_road_to_the_counted_label_that_finds_nothing_is_not_taken(
     assert [a.stage for a in result.attempts] == ["counted_label", "ok"]
     assert "counted-road" not in [f.rule for f in result.rules_fired]
     assert result.rows and result.rows[0][1] > 1
+
+
+@pytest.mark.parametrize(
+    ("question", "road"),
+    [
+        # The question says the written type: the road through the rotations it links.
+        ("Which teams is Erin Garcia on call for?", "-[:ON_CALL_FOR]->(:OnCallRotation)<-[:OWNS]-"),
+        # It says the direct relationship: that one replaces the written type.
+        ("Which teams is Erin Garcia a member of?", "-[:MEMBER_OF]->"),
+    ],
+)
+def test_a_relationship_the_question_says_keeps_its_road_through_a_third_label(
+    eval_graphs: dict[str, GraphDB], question: str, road: str
+) -> None:
+    # The shape of a trial statement on a graph nobody here wrote ("Which user has answered
+    # the most questions?" written `(u:User)-[:ANSWERED]->(q:Question)` was put on the one
+    # direct relationship, ASKED): a person is on call for rotations that teams own.
+    db = eval_graphs["demo"]
+    written = (
+        "MATCH (p:Person {name: 'Erin Garcia'})-[:ON_CALL_FOR]->(t:Team) RETURN t.name AS team"
+    )
+    result = _ask(db, question, written)
+    assert result.outcome == "answered" and len(result.attempts) == 1, result.attempts
+    assert road in result.cypher and result.rows == [["Checkout"]]
+    assert [f.rule for f in result.rules_fired if f.phase is not Phase.ANSWER] == [
+        "relationship-road"
+    ]

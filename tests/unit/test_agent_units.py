@@ -420,6 +420,26 @@ def test_a_property_a_relationship_lacks_names_the_node_that_has_it() -> None:
     assert check_schema(read_from_the_node, _network_schema()).problems == []
 
 
+def test_the_year_of_a_date_property_is_no_unknown_property() -> None:
+    # `o.orderDate.year`: a part of the date (what date-literal writes for "in 1998 or later").
+    schema = GraphSchema(
+        labels=(
+            LabelInfo(
+                "Order",
+                10,
+                (PropertyInfo("orderDate", ("DATE",)), PropertyInfo("shipCity", ("STRING",))),
+            ),
+        ),
+        relationships=(),
+    )
+    assert (
+        check_schema("MATCH (o:Order) WHERE o.orderDate.year = 1998 RETURN o", schema).problems
+        == []
+    )
+    [message] = check_schema("MATCH (o:Order) RETURN o.shipCity.year", schema).problems
+    assert message.startswith("unknown propert(y/ies) year")
+
+
 def test_a_property_of_a_neighbouring_label_names_the_hop() -> None:
     [message] = check_schema(
         "MATCH (r:Rack)-[:HOLDS]->(m:Machine) RETURN sum(m.ram) AS ram", _network_schema()
