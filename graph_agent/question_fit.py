@@ -6,10 +6,13 @@ from __future__ import annotations
 
 import re
 from collections import Counter
-from collections.abc import Collection
+from collections.abc import Collection, Sequence
 
 from graph_agent.graphdb.protocol import GraphSchema
+from graph_agent.graphdb.schema import quote_name_if_needed
+from graph_agent.lint import literal_filters
 from graph_agent.pruning import name_words
+from graph_agent.schema_examples.wording import literal
 from graph_agent.statement import Statement, fresh_variable, is_aggregate_call
 from graph_agent.words import article, label_said, plural
 from guardrails import matching_close, referenced_names, split_name, stem, tokenize
@@ -203,3 +206,59 @@ def _one_hop_less(cypher: str, types: set[str]) -> str | None:
         c2 = close + arrow.index("]") + 1
         return cypher[: tokens[c1].position] + cypher[tokens[c2].position :]
     return None
+
+
+LEFT_OUT_SHOWN = 3
+"""At most this many left-out values are named in one note."""
+
+
+def left_out_values_feedback(
+    cypher: str, question: str, hints: Sequence[tuple[str, str, str]]
+) -> str | None:
+    """For rows from a statement that never uses a stored value the question says word for
+    word: "Which questions tagged python did cybersam answer?" written without the python tag,
+    "Which tags are used most often together with cypher?" counting every tag (trials on a
+    graph nobody here wrote), "Who reports to the manager of the Search team?" without the
+    team (a dev item). None when the statement uses each such value (in any case, or inside a
+    longer literal), filters that value's label on something else (`c.code = 'PT'` for
+    "Portugal"), reads the property that holds it (`i.status <> 'resolved'` for "still
+    open"), or has a literal the question never says, which may stand for the value
+    (`{iata: 'EDI'}` for "Edinburgh")."""
+    said = question.casefold()
+    literals = [t.value.casefold() for t in tokenize(cypher) if t.kind == "string"]
+    if any(not _says(said, lit) for lit in literals):
+        return None  # a literal the question never says may stand for one it does ('EDI')
+    names = referenced_names(cypher)
+    filtered = {label for label, _prop, _value in literal_filters(cypher)}
+    read = {(names.variables.get(var), prop) for var, prop in names.accesses}
+    taken = set(names.variables)
+    missing: list[str] = []
+    for label, prop, value in hints:
+        wanted = value.casefold().strip()
+        if len(wanted) < 2 or not _says(said, wanted):
+            continue
+        if any(wanted in lit for lit in literals) or label in filtered or (label, prop) in read:
+            continue
+        var = fresh_variable(label, taken)
+        taken.add(var)
+        pattern = f"({var}:{label} {{{quote_name_if_needed(prop)}: {literal(value)}}})"
+        if pattern not in missing:
+            missing.append(pattern)
+    if not missing:
+        return None
+    shown = missing[:LEFT_OUT_SHOWN]
+    return (
+        "The question names "
+        + " and ".join(shown)
+        + ", which the statement never uses"
+        + ": match "
+        + ("them" if len(shown) > 1 else "it")
+        + " and keep only the rows linked to "
+        + ("them" if len(shown) > 1 else "it")
+        + "."
+    )
+
+
+def _says(text: str, phrase: str) -> bool:
+    """Whether `text` holds `phrase` as whole words ("edinburgh" does not say "edi")."""
+    return re.search(rf"(?<!\w){re.escape(phrase)}(?!\w)", text) is not None

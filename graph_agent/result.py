@@ -63,6 +63,8 @@ class Stage(StrEnum):
     """No rows, and the value belongs to the node next door."""
     COUNTED_LABEL = "counted_label"
     """Rows that never match what the question counts."""
+    LEFT_OUT_VALUE = "left_out_value"
+    """Rows from a statement that never uses a value the question names."""
     EVALUATE = "evaluate"
     """The evaluator said the rows do not answer the question."""
     OK = "ok"

@@ -26,7 +26,7 @@ from graph_agent.lint import (
     with_literal,
     with_property,
 )
-from graph_agent.question_fit import counted_label_feedback
+from graph_agent.question_fit import counted_label_feedback, left_out_values_feedback
 from graph_agent.repair.edits import EACH
 from graph_agent.repair.probes import Prober, matches_something, nothing_found
 from graph_agent.repair.rule import Case, Fix, Kind, Phase, Trigger, rule
@@ -278,7 +278,7 @@ async def stored_values(case: Case) -> Fix | None:
     return None
 
 
-@rule("counted-label", E, Trigger.ROWS, Kind.HINT, once="counted_label")
+@rule("counted-label", E, Trigger.ROWS, Kind.HINT, once="rows-note")
 def counted_label(case: Case) -> Fix | None:
     """Rows from a statement that never matches the label the question counts ("How many
     machines…" answered by counting racks): one correction naming the pattern; the rows are
@@ -286,14 +286,33 @@ def counted_label(case: Case) -> Fix | None:
     feedback = counted_label_feedback(case.cypher, case.question, case.ctx.schema)
     if feedback is None:
         return None
-    update = {}
-    if not case.state.get("unconfirmed_rows"):
-        rows = [list(r) for r in case.rows]
-        update["unconfirmed_rows"] = UnconfirmedRows(
-            case.cypher, list(case.columns), rows, case.truncated
-        )
     return Fix("the counted label is not matched", note=feedback, stage=Stage.COUNTED_LABEL,
-               update=update)  # fmt: skip
+               update=_kept_unconfirmed(case))  # fmt: skip
+
+
+@rule("value-left-out", E, Trigger.ROWS, Kind.HINT, once="rows-note")
+def value_left_out(case: Case) -> Fix | None:
+    """Rows from a statement that never uses a stored value the question says word for word
+    ("Which questions tagged python did cybersam answer?" written without the python tag, a
+    trial on a graph nobody here wrote; "Who reports to the manager of the Search team?"
+    without the team, a dev item): one correction naming the node to match (`(t:Tag {name:
+    'python'})`), the rows kept as unconfirmed like counted-label's; one of the two notes per
+    question."""
+    feedback = left_out_values_feedback(case.cypher, case.question, case.hints)
+    if feedback is None:
+        return None
+    return Fix("a value the question names is left out", note=feedback,
+               stage=Stage.LEFT_OUT_VALUE, update=_kept_unconfirmed(case))  # fmt: skip
+
+
+def _kept_unconfirmed(case: Case) -> dict[str, Any]:
+    """The rows kept as unconfirmed (unless an earlier attempt's are), for a caveat."""
+    if case.state.get("unconfirmed_rows"):
+        return {}
+    rows = [list(r) for r in case.rows]
+    return {
+        "unconfirmed_rows": UnconfirmedRows(case.cypher, list(case.columns), rows, case.truncated)
+    }
 
 
 @dataclass

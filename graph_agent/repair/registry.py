@@ -31,7 +31,8 @@
 |          |                 |         | close one or a code; read again)                   |
 | execute  | empty_result    | hint    | value-next-door, stored-values (one of these two,  |
 |          |                 |         | value-chosen and value-moved per question)         |
-| execute  | rows            | hint    | counted-label (once per question)                  |
+| execute  | rows            | hint    | counted-label, value-left-out (one of the two per  |
+|          |                 |         | question)                                          |
 | execute  | rows            | rewrite | distinct-rows (a "which" list that repeats, read   |
 |          |                 |         | DISTINCT), ties-shown (the rows tied with a        |
 |          |                 |         | LIMIT 1's row)                                     |
@@ -111,7 +112,10 @@ the rules removed there, and why, are listed on that page too), with these still
   the MATCH it counts in, for a count compared with a number ("Which coaches have coached
   more than one team?" counted their squads); relationship-road now takes the one two-hop
   road through the written type where the question says that type and not the direct one
-  (`(u:User)-[:ANSWERED]->(q:Question)` had become ASKED).
+  (`(u:User)-[:ANSWERED]->(q:Question)` had become ASKED); value-left-out (rows from a
+  statement that never uses a stored value the question says word for word: a python tag
+  left out in a trial on Stack Overflow questions, the Search team in a dev item), in one
+  "rows note" group with counted-label: at most one of the two corrections per question.
 
 A new rule: write it in the module of its phase (`validate_rules`, `execute_rules`,
 `answer_rules`; a first rule for the correct step starts `correct_rules` and its trigger) with the `rule` decorator (a docstring that
@@ -174,6 +178,7 @@ RULES: tuple[Rule, ...] = (
     e.value_next_door,
     e.stored_values,
     e.counted_label,
+    e.value_left_out,
     e.distinct_rows,
     e.ties_shown,
     a.answer_denies_rows,

@@ -837,15 +837,19 @@ def test_the_generate_prompt_offers_the_schema_paths_the_data_has(
 def test_a_correction_reuses_the_schema_paths_generate_probed(
     spy: SpyDB, store: InMemoryExampleStore
 ) -> None:
+    project = spy._db.run_read("MATCH (p:Project) RETURN p.name LIMIT 1", max_rows=1).rows[0][0]
+    corrected = (
+        f"MATCH (t:Team)<-[:MEMBER_OF]-(:Person)-[:WORKS_ON]->(:Project {{name: '{project}'}}) "
+        "RETURN DISTINCT t.name AS team"
+    )  # the project kept: a statement without it gets value-left-out's note
     model = ScriptedChatModel(
         replies=[
             guard_reply(),
             cypher_reply("MATCH (t:Team)-[:NO_SUCH]->(p:Project) RETURN t.name AS team"),
-            cypher_reply("MATCH (t:Team) RETURN t.name AS team"),
+            cypher_reply(corrected),
             evaluation_reply(answer="ok"),
         ]
     )
-    project = spy._db.run_read("MATCH (p:Project) RETURN p.name LIMIT 1", max_rows=1).rows[0][0]
     result = make_agent(spy, model, store).run(f"Which teams have people on {project}?")
     assert result.llm_steps == ["guard", "generate", "correct", "evaluate"]
     probes = [c for c in spy.ran if c.endswith("RETURN 1 AS found LIMIT 1")]

@@ -482,3 +482,35 @@ def test_a_relationship_the_question_says_keeps_its_road_through_a_third_label(
     assert [f.rule for f in result.rules_fired if f.phase is not Phase.ANSWER] == [
         "relationship-road"
     ]
+
+
+def test_rows_that_leave_out_a_value_the_question_names_get_one_correction(
+    eval_graphs: dict[str, GraphDB],
+) -> None:
+    # hop-search-reports, a dev item: the engineering managers' reports, the Search team
+    # left out. The value lookup finds 'Search', a Team's name, said word for word.
+    db = eval_graphs["demo"]
+    written = (
+        "MATCH (e:Person {title: 'Engineering Manager'})<-[:REPORTS_TO]-(r:Person) "
+        "RETURN DISTINCT r.name AS person ORDER BY person"
+    )
+    gold = (
+        "MATCH (m:Person {title: 'Engineering Manager'})-[:MEMBER_OF]->(:Team {name: 'Search'}) "
+        "MATCH (p:Person)-[:REPORTS_TO]->(m) RETURN p.name AS person ORDER BY person"
+    )
+    model = ScriptedChatModel(
+        replies=[
+            guard_reply(),
+            cypher_reply(written),
+            cypher_reply(gold),
+            evaluation_reply(answer="ok"),
+        ]
+    )
+    result = _agent(db, model).run("Who reports to the engineering manager of the Search team?")
+    assert [a.stage for a in result.attempts] == ["left_out_value", "ok"]
+    assert (
+        "The question names (t:Team {name: 'Search'}), which the statement never uses"
+        in (model.prompts[2])
+    )
+    assert sorted(tuple(r) for r in result.rows) == _rows(db, gold) != []
+    assert "value-left-out" in [f.rule for f in result.rules_fired]
