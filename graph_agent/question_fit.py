@@ -31,10 +31,10 @@ _COUNT_OF = re.compile(r"\bcount\s*\(\s*(?:DISTINCT\s+)?(\w+)\s*\)", re.IGNORECA
 
 def counted_label(question: str, schema: GraphSchema, matched: Collection[str] = ()) -> str | None:
     """The label whose nodes the question counts or ranks by: "How many machines…", "the
-    most racks", "more than one team", "the number of machine types" (Type, the last noun of the compound), "how
-    many different operating systems" (OS by its initials, where `matched`, the labels a
-    statement matches, holds it; a label of several words, such as DataCenter, by those
-    words)."""
+    most racks", "more than one team", "the number of machine types" (Type, the last noun of
+    the compound), "how many different operating systems" (OS by its initials, where
+    `matched`, the labels a statement matches, holds it; a label of several words, such as
+    DataCenter, by those words)."""
     found = _COUNTED.search(question)
     if found is None:
         return None
@@ -247,15 +247,10 @@ def left_out_values_feedback(
     if not missing:
         return None
     shown = missing[:LEFT_OUT_SHOWN]
+    them = "them" if len(shown) > 1 else "it"
     return (
-        "The question names "
-        + " and ".join(shown)
-        + ", which the statement never uses"
-        + ": match "
-        + ("them" if len(shown) > 1 else "it")
-        + " and keep only the rows linked to "
-        + ("them" if len(shown) > 1 else "it")
-        + "."
+        f"The question names {' and '.join(shown)}, which the statement never uses: "
+        f"match {them} and keep only the rows linked to {them}."
     )
 
 

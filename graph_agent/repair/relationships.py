@@ -124,10 +124,11 @@ def _roads(
     cypher: str, schema: GraphSchema, most: int, question: str = ""
 ) -> Iterator[list[tuple[str, str]]]:
     """For each written relationship the schema lacks between its two labels, the statements
-    with it put on a road the schema has, and what changed: the one relationship type that
-    links the two labels directly, else the two-hop paths through a third label that use the
-    written type (up to `most` of them; none when there are more). Only the roads that leave
-    fewer schema problems than the statement had."""
+    with it put on a road the schema has, and what changed: the one two-hop path through a
+    third label that uses the written type where the `question` says that type and not the
+    direct one, else the one relationship type that links the two labels directly, else the
+    two-hop paths that use the written type (up to `most` of them; none when there are more).
+    Only the roads that leave fewer schema problems than the statement had."""
     tokens = tokenize(cypher)
     names = referenced_names(cypher)
     before = len(check_schema(cypher, schema).problems)
