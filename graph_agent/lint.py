@@ -135,7 +135,7 @@ def _literal_at(tokens: list[Token], i: int) -> tuple[Token, int, bool] | None:
     return None
 
 
-def _property_at(tokens: list[Token], i: int) -> tuple[str, str] | None:
+def property_at(tokens: list[Token], i: int) -> tuple[str, str] | None:
     """`var.prop` starting at `i` (not part of a longer chain or call): (var, prop)."""
     if i + 2 >= len(tokens) or i < 0:
         return None
@@ -225,14 +225,14 @@ def _enclosing_opener(tokens: list[Token], brace: int) -> bool:
 def _comparison(tokens: list[Token], eq: int, bindings: dict[str, str]) -> list[_Site]:
     """`x.prop = <literal>` or `<literal> = x.prop` around the `=` at `eq`."""
     right = _literal_at(tokens, eq + 1)
-    left_prop = _property_at(tokens, eq - 3)
+    left_prop = property_at(tokens, eq - 3)
     if right is not None and left_prop is not None:
         literal, after, wrapped = right
         var, prop = left_prop
         start, end = tokens[eq + 1].position, tokens[after - 1].end
         key = (tokens[eq - 1].position, tokens[eq - 1].end)
         return [_Site(start, end, literal, bindings.get(var), prop, wrapped, False, key)]
-    right_prop = _property_at(tokens, eq + 1)
+    right_prop = property_at(tokens, eq + 1)
     if right_prop is None:
         return []
     for back in (1, 4):  # a bare literal, or toLower( 'x' )

@@ -14,7 +14,7 @@ from graph_agent.lint import literal_filters
 from graph_agent.pruning import name_words
 from graph_agent.schema_examples.wording import literal
 from graph_agent.statement import Statement, fresh_variable, is_aggregate_call
-from graph_agent.words import article, label_said, plural
+from graph_agent.words import article, label_said, plural, said
 from guardrails import matching_close, referenced_names, split_name, stem, tokenize
 
 _NUMBER = r"(?:\d+|one|two|three|four|five|six|seven|eight|nine|ten|a\s+dozen|a\s+hundred)"
@@ -224,9 +224,8 @@ def left_out_values_feedback(
     "Portugal"), reads the property that holds it (`i.status <> 'resolved'` for "still
     open"), or has a literal the question never says, which may stand for the value
     (`{iata: 'EDI'}` for "Edinburgh")."""
-    said = question.casefold()
     literals = [t.value.casefold() for t in tokenize(cypher) if t.kind == "string"]
-    if any(not _says(said, lit) for lit in literals):
+    if any(not said(lit, question) for lit in literals):
         return None  # a literal the question never says may stand for one it does ('EDI')
     names = referenced_names(cypher)
     filtered = {label for label, _prop, _value in literal_filters(cypher)}
@@ -235,7 +234,7 @@ def left_out_values_feedback(
     missing: list[str] = []
     for label, prop, value in hints:
         wanted = value.casefold().strip()
-        if len(wanted) < 2 or not _says(said, wanted):
+        if len(wanted) < 2 or not said(wanted, question):
             continue
         if any(wanted in lit for lit in literals) or label in filtered or (label, prop) in read:
             continue
@@ -252,8 +251,3 @@ def left_out_values_feedback(
         f"The question names {' and '.join(shown)}, which the statement never uses: "
         f"match {them} and keep only the rows linked to {them}."
     )
-
-
-def _says(text: str, phrase: str) -> bool:
-    """Whether `text` holds `phrase` as whole words ("edinburgh" does not say "edi")."""
-    return re.search(rf"(?<!\w){re.escape(phrase)}(?!\w)", text) is not None

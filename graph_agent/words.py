@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import re
 from collections.abc import Collection, Sequence
 from typing import NamedTuple
 
@@ -100,3 +101,22 @@ def label_said(
         if label_said(said[-1:], schema) is None:
             return Said(label, not said[-1].endswith("s"), len(letters))
     return None
+
+
+NUMBER_WORDS = (
+    "zero", "one", "two", "three", "four", "five", "six", "seven", "eight", "nine", "ten",
+    "eleven", "twelve", "thirteen", "fourteen", "fifteen", "sixteen", "seventeen", "eighteen",
+    "nineteen", "twenty",
+)  # fmt: skip
+"""Whole numbers a question may write in words (index = value)."""
+
+
+def said(value: str, question: str) -> bool:
+    """Whether the question says `value`: as written (case aside, whole words), or a whole
+    number up to twenty in words ("five runways" for 5)."""
+    text = question.casefold()
+    if re.search(rf"(?<!\w){re.escape(value.casefold())}(?!\w)", text):
+        return True
+    if value.isdigit() and int(value) < len(NUMBER_WORDS):
+        return re.search(rf"\b{NUMBER_WORDS[int(value)]}\b", text) is not None
+    return False

@@ -9,20 +9,14 @@ WHERE (`WHERE a.runways >= 5`), a `WHERE x.p = 5` becomes `x.p >= 5`.
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
 
 from graph_agent.graphdb.protocol import GraphSchema, LabelInfo
 from graph_agent.graphdb.schema import quote_name, quote_name_if_needed
-from graph_agent.lint import node_map_entries, without_entries
+from graph_agent.lint import node_map_entries, property_at, without_entries
 from graph_agent.statement import Item, Statement, is_aggregate_call
+from graph_agent.words import NUMBER_WORDS, said
 from guardrails import Token, referenced_names, tokenize
 
-NUMBER_WORDS = (
-    "zero", "one", "two", "three", "four", "five", "six", "seven", "eight", "nine", "ten",
-    "eleven", "twelve", "thirteen", "fourteen", "fifteen", "sixteen", "seventeen", "eighteen",
-    "nineteen", "twenty",
-)  # fmt: skip
-"""Whole numbers a question may write in words (index = value)."""
 _N = r"(\d{1,3}(?:,\d{3})+(?:\.\d+)?|\d+(?:\.\d+)?|" + "|".join(NUMBER_WORDS) + r")"
 _MORE = r"(?:more|greater|higher|larger|longer|bigger|taller|heavier|older|later)"
 _LESS = r"(?:fewer|less|lower|smaller|shorter|lighter|younger|earlier)"
@@ -239,17 +233,6 @@ def _unasked_limit(statement: Statement, question: str, bound: str) -> tuple[int
     return start, written[0].end, ""
 
 
-def said(value: str, question: str) -> bool:
-    """Whether the question says `value`: as written (case aside, whole words), or a whole
-    number up to twenty in words ("five runways" for 5)."""
-    text = question.casefold()
-    if re.search(rf"(?<!\w){re.escape(value.casefold())}(?!\w)", text):
-        return True
-    if value.isdigit() and int(value) < len(NUMBER_WORDS):
-        return re.search(rf"\b{NUMBER_WORDS[int(value)]}\b", text) is not None
-    return False
-
-
 def _return_through_with(
     statement: Statement, at: int, measured: Item, bound: str
 ) -> tuple[list[tuple[int, int, str]], str] | None:
@@ -368,8 +351,8 @@ def date_literal_fix(cypher: str, schema: GraphSchema) -> tuple[str, str] | None
     for i, tok in enumerate(tokens):
         if not (tok.kind == "punct" and tok.text in _COMPARISONS) or i + 1 >= len(tokens):
             continue
-        read_left = i >= 3 and _read_at(tokens, i - 3)
-        read_right = i + 3 < len(tokens) and _read_at(tokens, i + 1)
+        read_left = i >= 3 and property_at(tokens, i - 3) is not None
+        read_right = i + 3 < len(tokens) and property_at(tokens, i + 1) is not None
         if read_left and not read_right:
             var, prop, literal = tokens[i - 3], tokens[i - 1], tokens[i + 1]
         elif read_right and i >= 1:
@@ -404,14 +387,3 @@ def date_literal_fix(cypher: str, schema: GraphSchema) -> tuple[str, str] | None
         return None
     what = "dates" if len(changes) > 1 else "a date"
     return statement.edited(edits), "; ".join(changes) + f" (the property holds {what})"
-
-
-def _read_at(tokens: Sequence[Token], i: int) -> bool:
-    """`var.prop` at `i`, not inside a longer chain or a call."""
-    return (
-        tokens[i].is_name
-        and tokens[i + 1].is_punct(".")
-        and tokens[i + 2].is_name
-        and not (i and tokens[i - 1].is_punct("."))
-        and not (i + 3 < len(tokens) and tokens[i + 3].is_punct(".", "("))
-    )

@@ -17,7 +17,6 @@ from graph_agent.repair.comparisons import (
     comparison_fix,
     date_literal_fix,
     or_map_fix,
-    said,
 )
 from graph_agent.repair.edits import (
     aggregate_by_alias,
@@ -59,6 +58,7 @@ from graph_agent.superlatives import (
     summed_property_fix,
     top_rows_fix,
 )
+from graph_agent.words import said
 from guardrails import content_words, name_words, referenced_names, stem, tokenize
 
 V, S = Phase.VALIDATE, Trigger.STATEMENT
