@@ -136,8 +136,13 @@ def birth_property(label: LabelInfo) -> PropertyInfo | None:
 def age_property_fix(cypher: str, question: str, schema: GraphSchema) -> tuple[str, str] | None:
     """ "Who is our oldest employee?" sorted on `e.hireDate` where employees have a
     `birthDate`: oldest and youngest are about age, so the sort (and the column it returns)
-    reads the birth property instead. Only for a time property that is not a birth one, on a
-    label that has one; earliest, newest or latest keep the model's date."""
+    reads the birth property instead. Only for a time property that is not a birth one;
+    earliest, newest or latest keep the model's date.
+    Where the sorted node has no birth property and one other node of the statement has,
+    the age is that node's: "Who is the youngest director?" sorted on the films' `m.released`
+    (a Movies trial) and "Who is the youngest coach?" on a tournament's year (a World Cup
+    trial) read the person's birth. Not where the words after the superlative name the
+    sorted node's label ("the oldest movie Tom Hanks acted in" is a film's age)."""
     if not _AGE_WORDS.search(question):
         return None
     statement = Statement(cypher)
@@ -154,12 +159,28 @@ def age_property_fix(cypher: str, question: str, schema: GraphSchema) -> tuple[s
     labels = {schema.label(names.variables.get(v, "")) for v in owners}
     if len(labels) != 1 or (label := labels.pop()) is None:
         return None
+    aged: str | None = None  # the variable the age moves to, when not the sorted one
     birth = birth_property(label)
     if birth is None:
-        return None
+        if _age_of_label(question, label, schema):
+            return None
+        others = {
+            v: found
+            for v, name in names.variables.items()
+            if v not in owners
+            and (other := schema.label(name)) is not None
+            and (found := birth_property(other)) is not None
+        }
+        if len(others) != 1:
+            return None
+        aged, birth = others.popitem()
     tokens = statement.tokens
     edits = [
-        (tokens[i + 2].position, tokens[i + 2].end, birth.name)
+        (
+            tokens[i].position if aged else tokens[i + 2].position,
+            tokens[i + 2].end,
+            f"{aged}.{birth.name}" if aged else birth.name,
+        )
         for i in range(len(tokens) - 2)
         if tokens[i].name in owners
         and tokens[i + 1].is_punct(".")
@@ -170,7 +191,17 @@ def age_property_fix(cypher: str, question: str, schema: GraphSchema) -> tuple[s
         for i, tok in enumerate(tokens)
         if tok.name == prop.name and tok.kind == "identifier" and not tokens[i - 1].is_punct(".")
     ]  # the alias the statement gave it (`AS hireDate`, `ORDER BY hireDate`)
-    return statement.edited(edits), f"{prop.name} → {birth.name} (oldest/youngest: by age)"
+    moved = f"{aged}.{birth.name}" if aged else birth.name
+    return statement.edited(edits), f"{prop.name} → {moved} (oldest/youngest: by age)"
+
+
+def _age_of_label(question: str, label: LabelInfo, schema: GraphSchema) -> bool:
+    """Whether the words right after "oldest"/"youngest" name `label` ("the oldest movie")."""
+    found = _AGE_WORDS.search(question)
+    if found is None:
+        return False
+    said = label_said(re.findall(r"[A-Za-z][\w-]*", question[found.end() :])[:3], schema)
+    return said is not None and said.label.name == label.name
 
 
 _WHICH = re.compile(

@@ -31,6 +31,7 @@ from graph_agent.graphdb.errors import (
     ResourceLimitError,
 )
 from graph_agent.graphdb.falkor_paths import with_path_variables
+from graph_agent.graphdb.falkor_uniqueness import with_distinct_relationships
 from graph_agent.graphdb.lookup import ValueCatalog, contains_search
 from graph_agent.graphdb.protocol import (
     GraphSchema,
@@ -319,7 +320,9 @@ class FalkorGraph:
         try:
             result = self._call(
                 lambda: self._graph.ro_query(
-                    with_path_variables(cypher), dict(params or {}), timeout=timeout_ms
+                    with_path_variables(with_distinct_relationships(cypher)),
+                    dict(params or {}),
+                    timeout=timeout_ms,
                 )
             )
         except redis.exceptions.ResponseError as exc:

@@ -17,7 +17,7 @@ from __future__ import annotations
 
 from guardrails import Token, nesting, split_top_level, tokenize
 
-_PART_ENDS = (
+PART_ENDS = (
     "WHERE", "RETURN", "WITH", "MATCH", "OPTIONAL", "UNWIND", "CALL", "UNION", "ORDER", "SKIP",
     "LIMIT", "CREATE", "MERGE", "SET", "DELETE", "DETACH", "REMOVE", "FOREACH",
 )  # fmt: skip
@@ -32,7 +32,7 @@ def with_path_variables(cypher: str) -> str:
     if any(t.kind == "error" for t in tokens):
         return cypher
     depths = [depth for _, _, depth in nesting(tokens)]
-    if min(depths, default=0) < 0 or _returns_star(tokens, depths):
+    if min(depths, default=0) < 0 or returns_star(tokens, depths):
         return cypher
     taken = {t.value.casefold() for t in tokens if t.kind == "identifier"}
     starts: list[int] = []
@@ -43,7 +43,7 @@ def with_path_variables(cypher: str) -> str:
             (
                 j
                 for j in range(i + 1, len(tokens))
-                if depths[j] == 0 and tokens[j].is_keyword(*_PART_ENDS)
+                if depths[j] == 0 and tokens[j].is_keyword(*PART_ENDS)
             ),
             len(tokens),
         )
@@ -54,7 +54,7 @@ def with_path_variables(cypher: str) -> str:
         ]
     if not starts:
         return cypher
-    names = _fresh_names(len(starts), taken)
+    names = fresh_names(len(starts), taken, PATH_PREFIX)
     text = cypher
     for at, name in sorted(zip(starts, names, strict=True), reverse=True):
         position = tokens[at].position
@@ -62,7 +62,7 @@ def with_path_variables(cypher: str) -> str:
     return text
 
 
-def _returns_star(tokens: list[Token], depths: list[int]) -> bool:
+def returns_star(tokens: list[Token], depths: list[int]) -> bool:
     return any(
         depths[i] == 0
         and tok.is_keyword("RETURN", "WITH")
@@ -84,11 +84,12 @@ def _unbound_relationship_pattern(part: list[Token]) -> bool:
     return not variable_length and any(depth == 0 and tok.is_punct("-") for _, tok, depth in walked)
 
 
-def _fresh_names(count: int, taken: set[str]) -> list[str]:
+def fresh_names(count: int, taken: set[str], prefix: str) -> list[str]:
+    """`count` names `prefix1`, `prefix2`, ... that are not in `taken` (case-folded)."""
     names: list[str] = []
     n = 1
     while len(names) < count:
-        name = f"{PATH_PREFIX}{n}"
+        name = f"{prefix}{n}"
         if name not in taken:
             names.append(name)
         n += 1

@@ -11,6 +11,7 @@ from graph_agent.graphdb.schema import quote_name_if_needed
 from graph_agent.lint import MapEntry, node_map_entries, without_entries
 from graph_agent.pruning import name_words
 from graph_agent.question_fit import counted_label
+from graph_agent.repair.relationships import written_hops
 from graph_agent.schema_check import chain_starts, check_schema, has_property, neighbours_with
 from graph_agent.statement import (
     Item,
@@ -292,6 +293,85 @@ def named_node_returned(cypher: str, question: str, schema: GraphSchema) -> tupl
     ]
     text = _replaced(cypher, edits)
     return text, f"returned {new}, the {label} left open, not {var}, the named one"
+
+
+_CO_LINK = r"\b(?:with|as|besides|beside|alongside)\s+(?:the\s+)?{}(?!\w)"
+_WHO = re.compile(r"^\W*who\b", re.IGNORECASE)
+
+
+def co_linked_node(cypher: str, question: str, schema: GraphSchema) -> tuple[str, str] | None:
+    """The statement returning the other nodes linked like the named one, and what changed;
+    None unless that is unambiguous. "Who has acted with Tom Hanks?" written `MATCH (p:Person
+    {name: 'Tom Hanks'})-[:ACTED_IN]->(m:Movie) RETURN p.name` (a Movies trial) answers "Tom
+    Hanks" once per film: the people asked for share his films. The one hop from the named
+    node is taken again from its other end, to a node of the named node's label, and that node
+    is returned: `, (m)<-[:ACTED_IN]-(p2:Person) RETURN DISTINCT p2.name`. Only for a "who"
+    question or a "which <that label>" one that puts the named value after "with", "as",
+    "besides" or "alongside" ("the same city as Bram Stoker", not "people with the title X"),
+    whose RETURN reads only the named node, with no aggregate and no other node of that
+    label."""
+    statement = Statement(cypher)
+    returned = statement.final_return()
+    if returned is None or statement.has_union:
+        return None
+    tokens = statement.tokens
+    if any(is_aggregate_call(tokens, i) for i in range(len(tokens))):
+        return None
+    names = referenced_names(cypher)
+    at = returned[0]
+    reads = [
+        k
+        for k in range(at, statement.clause_end(at))
+        if tokens[k].is_name
+        and tokens[k].name in names.variables
+        and not tokens[k - 1].is_punct(".")
+    ]
+    if len({tokens[k].name for k in reads}) != 1:
+        return None
+    var = tokens[reads[0]].name
+    label = names.variables[var]
+    asked = _WHICH_LABEL.search(question)
+    said = label_said(asked.group(1).split(), schema) if asked else None
+    if not (_WHO.match(question) or (said and said.label.name == label)):
+        return None
+    if not any(
+        re.search(_CO_LINK.format(re.escape(value)), question, re.IGNORECASE)
+        for value in _named_values(cypher, var)
+    ) or any(lb == label for v, lb in names.variables.items() if v != var):
+        return None
+    hops = [h for h in written_hops(tokens, names) if var in (h.left_var, h.right_var)]
+    if len(hops) != 1:
+        return None
+    hop = hops[0]
+    middle, middle_label = (
+        (hop.right_var, hop.right) if hop.left_var == var else (hop.left_var, hop.left)
+    )
+    if middle is None or middle_label is None or middle_label == label:
+        return None
+    new = fresh_variable(label, set(names.variables) | {t.name for t in tokens if t.is_name})
+    edits = [
+        (t.position, t.end, new)
+        for k, t in enumerate(tokens[at:], start=at)
+        if t.is_name and t.name == var and not tokens[k - 1].is_punct(".")
+    ]
+    if not tokens[at + 1].is_keyword("DISTINCT") and not any(
+        tokens[k].name != var and tokens[k].name in names.variables
+        for k in range(at, len(tokens))
+        if tokens[k].is_name and not tokens[k - 1].is_punct(".")
+    ):
+        edits.append((tokens[at].end, tokens[at].end, " DISTINCT"))
+    text = _replaced(cypher, edits)
+    start = hop.left if hop.points_right else hop.right
+    changed = _add_hop(
+        text, tokenize(text), middle, middle_label, label, start or "", hop.rel_type,
+        referenced_names(text), set(), new,
+    )  # fmt: skip
+    if changed is None:
+        return None
+    return (
+        changed,
+        f"returned {new}, another {label} linked to {middle} by {hop.rel_type}, not {var}, the named one",
+    )
 
 
 def _add_road(
@@ -707,6 +787,27 @@ def bind_unbound_variable(
         # called by its `code`), which the schema rewrites look at next; else it stays open.
         return None
     return changed, f"bound {var} through (:{rel.start})-[:{rel.type}]->(:{rel.end})"
+
+
+def _named_values(cypher: str, var: str) -> list[str]:
+    """The string literals a statement filters `var` on: `(p {name: 'X'})`, `p.name = 'X'`."""
+    values = [
+        tok.value
+        for e in node_map_entries(cypher)
+        if e.variable == var
+        for tok in tokenize(e.text)[-1:]
+        if tok.kind == "string"
+    ]
+    tokens = tokenize(cypher)
+    values += [
+        tokens[k + 4].value
+        for k in range(len(tokens) - 4)
+        if tokens[k].name == var
+        and tokens[k + 1].is_punct(".")
+        and tokens[k + 3].is_punct("=")
+        and tokens[k + 4].kind == "string"
+    ]
+    return values
 
 
 def _named_variables(cypher: str) -> set[str]:

@@ -39,7 +39,7 @@ from guardrails import (
 
 
 @dataclass(frozen=True)
-class _Hop:
+class Hop:
     """One written `-[:TYPE]->` between two node patterns."""
 
     first: int
@@ -74,7 +74,7 @@ def _node_label(tokens: Sequence[Token], names: ReferencedNames) -> str | None:
     return None
 
 
-def _hops(tokens: list[Token], names: ReferencedNames) -> Iterator[_Hop]:
+def written_hops(tokens: list[Token], names: ReferencedNames) -> Iterator[Hop]:
     """Every directed one-hop relationship of one plain type (`[:T]` or `[r:T]`) between two
     node patterns; variable-length or filtered ones are left."""
     for i, tok in enumerate(tokens):
@@ -101,7 +101,7 @@ def _hops(tokens: list[Token], names: ReferencedNames) -> Iterator[_Hop]:
         shut = matching_close(tokens, last + 1)
         if opened is None or shut is None:
             continue
-        yield _Hop(
+        yield Hop(
             first,
             last,
             _node_label(tokens[opened + 1 : first - 1], names),
@@ -134,7 +134,7 @@ def _roads(
     before = len(check_schema(cypher, schema).problems)
     said = {stem(w) for w in content_words(question)}
     said -= {stem(w) for label in names.labels for w in name_words(label)}  # "version": a label
-    for hop in _hops(tokens, names):
+    for hop in written_hops(tokens, names):
         if hop.left is None or hop.right is None:
             continue
         if hop.rel_var is not None and any(t.name == hop.rel_var for t in tokens[hop.last :]):
@@ -223,7 +223,7 @@ def relationship_property(cypher: str, schema: GraphSchema) -> tuple[str, str] |
     tokens = tokenize(cypher)
     names = referenced_names(cypher)
     before = len(check_schema(cypher, schema).problems)
-    hops = list(_hops(tokens, names))
+    hops = list(written_hops(tokens, names))
     taken = {t.name for t in tokens if t.is_name}
     for var, prop in dict.fromkeys(names.accesses):
         if has_property(schema.label(names.variables.get(var, "")), prop):
@@ -268,7 +268,7 @@ def end_node_property(cypher: str, schema: GraphSchema) -> tuple[str, str] | Non
     names = referenced_names(cypher)
     before = len(check_schema(cypher, schema).problems)
     taken = {t.name for t in tokens if t.is_name}
-    for hop in _hops(tokens, names):
+    for hop in written_hops(tokens, names):
         if hop.rel_var is None or hop.rel_var in names.variables:
             continue
         held = {
@@ -323,7 +323,7 @@ def relationship_by_word(cypher: str, schema: GraphSchema, question: str) -> tup
         return None
     tokens = tokenize(cypher)
     names = referenced_names(cypher)
-    for hop in _hops(tokens, names):
+    for hop in written_hops(tokens, names):
         if hop.left is None or hop.right is None:
             continue
         start, end = (hop.left, hop.right) if hop.points_right else (hop.right, hop.left)
@@ -384,7 +384,7 @@ def relationship_sort(cypher: str, schema: GraphSchema, question: str) -> tuple[
         return None
     tokens = statement.tokens
     names = referenced_names(cypher)
-    hops = [h for h in _hops(tokens, names) if said & _stems(h.rel_type)]
+    hops = [h for h in written_hops(tokens, names) if said & _stems(h.rel_type)]
     if len(hops) != 1:
         return None
     hop = hops[0]
@@ -461,7 +461,7 @@ def contradicted_negation(cypher: str, schema: GraphSchema) -> tuple[str, str] |
     statement = Statement(cypher)
     tokens = statement.tokens
     names = referenced_names(cypher)
-    hops = list(_hops(tokens, names))
+    hops = list(written_hops(tokens, names))
     for denied in hops:
         opened = matching_open(tokens, denied.first - 1)
         if opened is None or opened == 0 or not tokens[opened - 1].is_keyword("NOT"):
@@ -481,7 +481,7 @@ def contradicted_negation(cypher: str, schema: GraphSchema) -> tuple[str, str] |
 
 
 def _drop_far_node(
-    statement: Statement, names: ReferencedNames, matched: _Hop, denied: _Hop, schema: GraphSchema
+    statement: Statement, names: ReferencedNames, matched: Hop, denied: Hop, schema: GraphSchema
 ) -> tuple[str, str] | None:
     """`matched`'s hop and far node cut from the MATCH and that node made anonymous in the
     negation, when its variable appears nowhere else and the hop ends its chain."""
@@ -526,7 +526,7 @@ def label_kept_as_property(cypher: str, schema: GraphSchema) -> tuple[str, str] 
     statement = Statement(cypher)
     tokens = statement.tokens
     names = referenced_names(cypher)
-    for hop in _hops(tokens, names):
+    for hop in written_hops(tokens, names):
         if hop.left is None or hop.right is None or hop.left == hop.right:
             continue
         if any({r.start, r.end} == {hop.left, hop.right} for r in schema.relationships):
@@ -544,7 +544,7 @@ def label_kept_as_property(cypher: str, schema: GraphSchema) -> tuple[str, str] 
 
 def _dropped_for_property(
     statement: Statement,
-    hop: _Hop,
+    hop: Hop,
     far: str | None,
     far_label: str,
     near: str | None,

@@ -21,6 +21,7 @@ from graph_agent.repair.comparisons import (
 from graph_agent.repair.edits import (
     aggregate_by_alias,
     bind_unbound_variable,
+    co_linked_node,
     counted_by_property,
     counted_list,
     counted_road,
@@ -582,8 +583,13 @@ def named_node_returned_rule(case: Case) -> Fix | None:
     written with the change airport matched as `a2` and `RETURN DISTINCT a3.descr`, a3 being
     Athens (ap-hop-inverness-athens, a dev statement): the answer was the airport the user
     named. Where a "which <label>" question's RETURN reads only a node the statement names by a
-    literal and one node of that label is left open, the open one is returned."""
-    fixed = named_node_returned(case.cypher, case.question, case.ctx.schema)
+    literal and one node of that label is left open, the open one is returned.
+    "Who has acted with Tom Hanks?" written `(p:Person {name: 'Tom Hanks'})-[:ACTED_IN]->
+    (m:Movie) RETURN p.name` (a Movies trial) has no such node: the one hop from the named
+    node is taken again from the film to another person, who is returned (co_linked_node)."""
+    fixed = named_node_returned(case.cypher, case.question, case.ctx.schema) or co_linked_node(
+        case.cypher, case.question, case.ctx.schema
+    )
     return Fix(fixed[1], cypher=fixed[0]) if fixed else None
 
 

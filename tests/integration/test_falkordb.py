@@ -205,3 +205,22 @@ def test_a_sum_over_a_chain_counts_every_machine(eval_graphs: dict[str, GraphDB]
     assert len(per_machine) > len({cpu for _, cpu in per_machine})  # types repeat
     total = db.run_read(chain + "RETURN sum(t.cpu)").rows[0][0]
     assert total == sum(cpu for _, cpu in per_machine)
+
+
+def test_no_relationship_is_walked_twice_within_a_match(scratch_db: GraphDB) -> None:
+    # Cypher binds each relationship of a MATCH once; FalkorDB walked one back (FalkorDB#694),
+    # so the people who acted with Tom included Tom, and a director's other film the same film.
+    scratch_db.run_write(
+        "CREATE (tom:Person {name: 'Tom'}), (meg:Person {name: 'Meg'}), (m:Movie {title: 'M'}), "
+        "(n:Movie {title: 'N'}), (tom)-[:ACTED_IN]->(m), (meg)-[:ACTED_IN]->(m), "
+        "(tom)-[:ACTED_IN]->(n), (tom)-[:DIRECTED]->(n)"
+    )
+    co_actors = "MATCH (:Person {name: 'Tom'})-[:ACTED_IN]->(:Movie)<-[:ACTED_IN]-(o) RETURN o.name"
+    assert scratch_db.run_read(co_actors).rows == [["Meg"]]
+    assert scratch_db.run_read(
+        "MATCH (p:Person {name: 'Tom'})-->(m)<--(o) WHERE m.title = 'M' OR m.title = 'N' "
+        "RETURN o.name ORDER BY o.name"
+    ).rows == [["Meg"], ["Tom"], ["Tom"]]  # to N and back by the other relationship, each way
+    assert scratch_db.run_read(
+        "MATCH (:Movie {title: 'M'})<-[:ACTED_IN]-(p)-[:ACTED_IN]->(other) RETURN other.title"
+    ).rows == [["N"]]

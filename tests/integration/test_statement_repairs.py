@@ -378,6 +378,29 @@ CASES = [
         "WHERE o.orderDate >= date('1998-01-01') RETURN o.orderID",
         ["date-literal"],
     ),
+    (
+        # The shape of two trial statements on graphs nobody here wrote ("Who is the youngest
+        # director?" sorted on the films' release year; "the youngest coach" on a
+        # tournament's): the age is the one node's that has a birth date.
+        "northwind",
+        "Who is the youngest employee who sold to ALFKI?",
+        "MATCH (e:Employee)-[:SOLD]->(o:Order)<-[:PURCHASED]-(:Customer {customerID: 'ALFKI'}) "
+        "RETURN e.firstName, e.lastName, o.orderDate ORDER BY o.orderDate DESC LIMIT 1",
+        "MATCH (e:Employee)-[:SOLD]->(:Order)<-[:PURCHASED]-(:Customer {customerID: 'ALFKI'}) "
+        "RETURN DISTINCT e.firstName, e.lastName, e.birthDate ORDER BY e.birthDate DESC LIMIT 1",
+        ["superlative-sort-direction"],
+    ),
+    (
+        # The shape of a trial statement on the Movies graph ("Who has acted with Tom Hanks?"
+        # returned Tom Hanks once per film); the engine binds each relationship once, so the
+        # person named is not among the others.
+        "demo",
+        "Who is on the same team as Erin Garcia?",
+        "MATCH (p:Person {name: 'Erin Garcia'})-[:MEMBER_OF]->(t:Team) RETURN p.name AS name",
+        "MATCH (:Person {name: 'Erin Garcia'})-[:MEMBER_OF]->(:Team)<-[:MEMBER_OF]-(o:Person) "
+        "WHERE o.name <> 'Erin Garcia' RETURN DISTINCT o.name",
+        ["named-node-returned"],
+    ),
 ]
 
 
