@@ -302,3 +302,29 @@ def distinct_read(cypher: str) -> str | None:
                 return None
     keyword = tokens[at]
     return statement.edited([(keyword.end, keyword.end, " DISTINCT")])
+
+
+def binding(tokens: Sequence[Token], var: str) -> int | None:
+    """The index of the "(" that first binds `var` with a label (`(var:Label`)."""
+    return next(
+        (
+            k
+            for k in range(len(tokens) - 2)
+            if tokens[k].is_punct("(") and tokens[k + 1].name == var and tokens[k + 2].is_punct(":")
+        ),
+        None,
+    )
+
+
+def match_end(tokens: Sequence[Token], var: str) -> int | None:
+    """Where the MATCH clause that first binds `var` (`(var:Label`) ends: the offset of the
+    next clause keyword, or a large number at the end; None when no MATCH binds it."""
+    bound = binding(tokens, var)
+    if bound is None:
+        return None
+    clauses = top_level_clauses(tokens)
+    before = [k for k in clauses if k < bound]
+    if not before or not tokens[before[-1]].is_keyword("MATCH"):
+        return None
+    after = [k for k in clauses if k > bound]
+    return tokens[after[0]].position if after else 1 << 30

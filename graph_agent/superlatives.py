@@ -405,6 +405,48 @@ def identify_fix(cypher: str, question: str, schema: GraphSchema) -> tuple[str, 
     return fixed, f"returned {added} with the measure"
 
 
+_WHAT_IS = re.compile(r"^\W*(?:what|which)\s+(?:is|was|are|were)\b", re.IGNORECASE)
+
+
+def superlative_label(question: str, schema: GraphSchema) -> LabelInfo | None:
+    """The label the question's superlative is about: "the earliest movie Tom Hanks acted in"
+    → Movie, "the most recent order" → Order; None when the words after it name no label."""
+    found = _MOST.search(question)
+    if found is None:
+        return None
+    words = re.findall(r"[A-Za-z][\w-]*", question[found.end() :])
+    said = label_said(words[:3], schema) or label_said(words[1:4], schema)  # "most recent …"
+    return said.label if said else None
+
+
+def thing_of_measure_fix(cypher: str, question: str, schema: GraphSchema) -> tuple[str, str] | None:
+    """ "What is the earliest movie Tom Hanks acted in?" answered by `RETURN m.released AS
+    earliest_movie ORDER BY m.released ASC LIMIT 1` (a Movies trial): the year came back, not
+    the film. Where a "what is the <superlative> <label>" question's RETURN reads only
+    properties of one node of that label, none of them a string (what it is called by, or a
+    key), the properties it is called by are added."""
+    label = superlative_label(question, schema) if _WHAT_IS.match(question) else None
+    statement = Statement(cypher)
+    returned = statement.final_return()
+    if label is None or returned is None or statement.has_union:
+        return None
+    _at, items = returned
+    read = [statement.words(item) for item in items if not _aggregates(statement, item)]
+    if not items or len(read) != len(items) or any(len(w) != 3 or w[1] != "." for w in read):
+        return None
+    owners = {w[0] for w in read}
+    props = name_properties(label)
+    var = owners.pop() if len(owners) == 1 else None
+    if var is None or referenced_names(cypher).variables.get(var) != label.name or not props:
+        return None
+    strings = {p.name for p in label.properties if "STRING" in p.types}
+    if any(w[2] in props or w[2] in strings for w in read):
+        return None  # named already, by its name or another string (an incident's key)
+    first = statement.tokens[items[0].first]
+    added = ", ".join(f"{var}.{p} AS {p}" for p in props)
+    return statement.edited([(first.position, first.position, f"{added}, ")]), f"returned {added}"
+
+
 def one_row_fix(cypher: str, question: str, schema: GraphSchema) -> tuple[str, str] | None:
     """ "Which <label> has the most …" in the singular, sorted, with a LIMIT above 1 (or none):
     LIMIT 1. Not when the question asks for a number of them ("the three largest")."""
@@ -447,6 +489,41 @@ def top_rows_fix(cypher: str, question: str, schema: GraphSchema) -> tuple[str, 
     if asked is None or asked[1] or not _MOST.search(question) or _COUNTED.search(question):
         return None
     return _limit_one(cypher, ALL_ROWS_LIMIT, "the most is asked for")
+
+
+# Words that ask for one row, or a number of them, without a superlative.
+_ONE_ASKED = re.compile(
+    r"\b(?:first|last|one|single|only|any|next|previous|example|sample|top|random)\b"
+    r"|\b(?:name|give|show|pick|find|tell)\s+(?:me\s+|us\s+)?an?\b|\d",
+    re.IGNORECASE,
+)
+
+
+_WHO_WHICH = re.compile(r"^\W*(?:who|which)\b", re.IGNORECASE)
+
+
+def unasked_limit_fix(cypher: str, question: str) -> tuple[str, str] | None:
+    """ "Who directed The Matrix?" written `… ORDER BY p.born DESC LIMIT 1` (a Movies trial):
+    the answer named one of its two directors. A final `LIMIT 1` of a "who" or "which"
+    question that asks for no superlative, no number and no one thing ("first", "only",
+    "name a …") is dropped, so that every row the question asks for comes back. Not for "how
+    much", "what is" or "when": one value, which a LIMIT 1 may read once of many rows."""
+    if not _WHO_WHICH.match(question):
+        return None
+    if _MOST.search(question) or _ONE_ASKED.search(question) or _COUNTED.search(question):
+        return None
+    statement = Statement(cypher)
+    returned = statement.final_return()
+    limit = statement.last("LIMIT")
+    if statement.has_union or returned is None or limit is None or limit < returned[0]:
+        return None
+    tokens = statement.tokens
+    if statement.clause_end(limit) != len(tokens) or limit + 2 != len(tokens):
+        return None
+    if tokens[limit + 1].text != "1":
+        return None
+    dropped = cypher[: tokens[limit - 1].end] + cypher[tokens[limit + 1].end :]
+    return dropped, "LIMIT 1 dropped (the question asks for no one row)"
 
 
 _MOST_OF = re.compile(

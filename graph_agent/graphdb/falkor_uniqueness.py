@@ -10,7 +10,8 @@ adapter names each fixed-length relationship of a MATCH that could be bound twic
 <> r2` for each pair to the clause's WHERE. A pair whose types cannot be the same (`:DIRECTED`
 and `:ACTED_IN`) needs nothing. Variable-length hops are left as written (their variable is a
 list), as is a statement that returns `*` (the new names would become columns). The statement a
-person sees, and Neo4j's, are never rewritten.
+person sees, and Neo4j's, are never rewritten. What it costs a count of the people who share a
+team: bench/graph_layer.py.
 """
 
 from __future__ import annotations

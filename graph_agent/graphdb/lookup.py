@@ -305,7 +305,7 @@ class ValueCatalog:
                         index.setdefault(word, []).append(n)
             self._rare = {w: ns for w, ns in index.items() if len(ns) <= DISTINCTIVE_MAX_VALUES}
         # "region" asks about the Region label, not about "Region of Murcia Airport".
-        names = self._schema_words()
+        names = self._schema_words() | _lower_case_words(text)
         hits: list[CatalogEntry] = []
         for word in dict.fromkeys(tokens(text)):
             if len(word) < DISTINCTIVE_MIN_CHARS or word in _STOPWORDS or word in names:
@@ -380,6 +380,18 @@ class ValueCatalog:
 
 _CODE_WORD = re.compile(r"[^\s,;:!?\"'()\[\]{}]+")
 """A run of characters a code may hold (a question's words with their hyphens and slashes)."""
+
+
+def _lower_case_words(text: str) -> frozenset[str]:
+    """The words a question writes in lower case where it writes with capitals (its first
+    word, or a name): "cast" in "Which movie has the largest cast?" is a word, not the film
+    "Cast Away" (a Movies trial), while "Split" in "How many routes leave Split?" may be the
+    airport. Nothing for a question in lower case throughout ("routes out of gatwick")."""
+    words = re.findall(r"[A-Za-z0-9]+", text)
+    capitalised = {w.casefold() for w in words if w[0].isupper()}
+    if not capitalised:
+        return frozenset()
+    return frozenset(w for w in words[1:] if w.islower() and w not in capitalised)
 
 
 def is_code(value: str) -> bool:

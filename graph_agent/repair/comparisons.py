@@ -387,3 +387,56 @@ def date_literal_fix(cypher: str, schema: GraphSchema) -> tuple[str, str] | None
         return None
     what = "dates" if len(changes) > 1 else "a date"
     return statement.edited(edits), "; ".join(changes) + f" (the property holds {what})"
+
+
+_BOTH = re.compile(r"\bboth\b.+\band\b", re.IGNORECASE | re.DOTALL)
+
+
+def both_values_fix(cypher: str, question: str) -> tuple[str, str] | None:
+    """ "Which teams took part in both 2015 and 2019?" written `WHERE t.year IN [2015, 2019]`
+    (a World Cup trial) keeps the teams of either year. Where a "both … and …" question's
+    statement has one `v.p IN [a, b]` of two values the question says, and a RETURN that reads
+    other variables than v, the rows are kept only for what meets both: `WITH x,
+    count(DISTINCT v.p) AS matched_values WHERE matched_values = 2` before the RETURN. Not
+    behind a WITH or a UNION."""
+    if not _BOTH.search(question):
+        return None
+    statement = Statement(cypher)
+    returned = statement.final_return()
+    if returned is None or statement.has_union or statement.last("WITH") is not None:
+        return None
+    tokens = statement.tokens
+    lists = []
+    for k in range(len(tokens) - 7):
+        var, dot, prop, word, opened = tokens[k : k + 5]
+        if not (
+            var.is_name and dot.is_punct(".") and prop.is_name and word.is_keyword("IN")
+            and opened.is_punct("[") and tokens[k + 6].is_punct(",") and tokens[k + 8 : k + 9]
+            and tokens[k + 8].is_punct("]")
+        ):  # fmt: skip
+            continue
+        values = [tokens[k + 5], tokens[k + 7]]
+        if all(v.kind in ("string", "number") and said(v.value, question) for v in values):
+            lists.append((var.name, prop.text, values))
+    if len(lists) != 1:
+        return None
+    owner, key, values = lists[0]
+    names = referenced_names(cypher)
+    known = set(names.variables) | set(names.rel_variables)
+    at = returned[0]
+    carried = list(
+        dict.fromkeys(
+            t.name
+            for i, t in enumerate(tokens[at:], start=at)
+            if t.is_name and t.name in known and not tokens[i - 1].is_punct(".")
+        )
+    )
+    if not carried or owner in carried:
+        return None
+    kept = (
+        f"WITH {', '.join(carried)}, count(DISTINCT {owner}.{key}) AS matched_values "
+        f"WHERE matched_values = {len(values)} "
+    )
+    position = tokens[at].position
+    both = " and ".join(v.text for v in values)
+    return cypher[:position] + kept + cypher[position:], f"kept what meets both {both}"

@@ -4,7 +4,7 @@ it, an unbound variable matched through the one relationship that reaches it."""
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable
 
 from graph_agent.graphdb.protocol import GraphSchema, LabelInfo
 from graph_agent.graphdb.schema import quote_name_if_needed
@@ -16,10 +16,11 @@ from graph_agent.schema_check import chain_starts, check_schema, has_property, n
 from graph_agent.statement import (
     Item,
     Statement,
+    binding,
     fresh_variable,
     is_aggregate_call,
+    match_end,
     property_reads,
-    top_level_clauses,
 )
 from graph_agent.words import label_said, plural
 from guardrails import (
@@ -308,8 +309,9 @@ def co_linked_node(cypher: str, question: str, schema: GraphSchema) -> tuple[str
     is returned: `, (m)<-[:ACTED_IN]-(p2:Person) RETURN DISTINCT p2.name`. Only for a "who"
     question or a "which <that label>" one that puts the named value after "with", "as",
     "besides" or "alongside" ("the same city as Bram Stoker", not "people with the title X"),
-    whose RETURN reads only the named node, with no aggregate and no other node of that
-    label."""
+    whose RETURN reads only the named node (and the node it shares: "Who acted in the same
+    movie as Keanu Reeves?" returned him with each film), with no aggregate and no other node
+    of that label."""
     statement = Statement(cypher)
     returned = statement.final_return()
     if returned is None or statement.has_union:
@@ -326,18 +328,24 @@ def co_linked_node(cypher: str, question: str, schema: GraphSchema) -> tuple[str
         and tokens[k].name in names.variables
         and not tokens[k - 1].is_punct(".")
     ]
-    if len({tokens[k].name for k in reads}) != 1:
+    read = {tokens[k].name for k in reads}
+    named = [
+        v
+        for v in read
+        if any(
+            re.search(_CO_LINK.format(re.escape(value)), question, re.IGNORECASE)
+            for value in _named_values(cypher, v)
+        )
+    ]
+    if len(named) != 1:
         return None
-    var = tokens[reads[0]].name
+    var = named[0]
     label = names.variables[var]
     asked = _WHICH_LABEL.search(question)
     said = label_said(asked.group(1).split(), schema) if asked else None
     if not (_WHO.match(question) or (said and said.label.name == label)):
         return None
-    if not any(
-        re.search(_CO_LINK.format(re.escape(value)), question, re.IGNORECASE)
-        for value in _named_values(cypher, var)
-    ) or any(lb == label for v, lb in names.variables.items() if v != var):
+    if any(lb == label for v, lb in names.variables.items() if v != var):
         return None
     hops = [h for h in written_hops(tokens, names) if var in (h.left_var, h.right_var)]
     if len(hops) != 1:
@@ -346,7 +354,7 @@ def co_linked_node(cypher: str, question: str, schema: GraphSchema) -> tuple[str
     middle, middle_label = (
         (hop.right_var, hop.right) if hop.left_var == var else (hop.left_var, hop.left)
     )
-    if middle is None or middle_label is None or middle_label == label:
+    if middle is None or middle_label is None or middle_label == label or read - {var, middle}:
         return None
     new = fresh_variable(label, set(names.variables) | {t.name for t in tokens if t.is_name})
     edits = [
@@ -512,7 +520,7 @@ def _counted_where_bound(statement: Statement, var: str, counts: list[int]) -> b
     can carry a new node to: no WITH between them (`MATCH (p)-[:COACH_FOR]->(s:Squad) WITH p,
     count(DISTINCT s) AS n` counts where s was matched; after `WITH t`, a node matched with t
     would be gone). A `count(*)` behind a WITH leaves open what it counts."""
-    bound = _binding(statement.tokens, var)
+    bound = binding(statement.tokens, var)
     if bound is None:
         return False
     withs = [c for c in statement.clauses if statement.keyword_at(c) == "WITH"]
@@ -695,7 +703,7 @@ def _add_hop(
     """`cypher` with `(var)-[:REL]->(x:Other)` added to the MATCH that binds `var`, and its
     properties in `moved` read from `x` (`new`, else a fresh variable); `carried`, a map
     body, becomes x's map. None when `var` is not bound in a MATCH."""
-    end = _match_end(tokens, var)
+    end = match_end(tokens, var)
     if end is None:
         return None
     end = min(end, len(cypher))
@@ -710,32 +718,6 @@ def _add_hop(
         head = text[:left].rstrip() if left == right else text[:left]
         text = head + replacement + text[right:]
     return text
-
-
-def _binding(tokens: Sequence[Token], var: str) -> int | None:
-    """The index of the "(" that first binds `var` with a label (`(var:Label`)."""
-    return next(
-        (
-            k
-            for k in range(len(tokens) - 2)
-            if tokens[k].is_punct("(") and tokens[k + 1].name == var and tokens[k + 2].is_punct(":")
-        ),
-        None,
-    )
-
-
-def _match_end(tokens: list[Token], var: str) -> int | None:
-    """Where the MATCH clause that first binds `var` (`(var:Label`) ends: the offset of the
-    next clause keyword, or a large number at the end; None when no MATCH binds it."""
-    binding = _binding(tokens, var)
-    if binding is None:
-        return None
-    clauses = top_level_clauses(tokens)
-    before = [k for k in clauses if k < binding]
-    if not before or not tokens[before[-1]].is_keyword("MATCH"):
-        return None
-    after = [k for k in clauses if k > binding]
-    return tokens[after[0]].position if after else 1 << 30
 
 
 def bind_unbound_variable(

@@ -4,7 +4,7 @@
 |----------|-----------------|---------|----------------------------------------------------|
 | validate | statement       | rewrite | not-equal-operator, string-alias, missing-return,  |
 |          |                 |         | map-as-value, or-in-map, number-comparison,        |
-|          |                 |         | date-literal,                                      |
+|          |                 |         | date-literal, both-values,                         |
 |          |                 |         | aggregate-bound, any-depth, negation-contradicted, |
 |          |                 |         | relationship-direction, relationship-word,         |
 |          |                 |         | relationship-measure, count-of-a-number,           |
@@ -12,7 +12,8 @@
 |          |                 |         | named-node-returned,                               |
 |          |                 |         | which-names-the-thing,                             |
 |          |                 |         | name-parts, superlative-sort-direction,            |
-|          |                 |         | superlative-one-row, superlative-top-rows          |
+|          |                 |         | superlative-one-row, superlative-top-rows,         |
+|          |                 |         | limit-unasked                                      |
 | validate | schema_problem  | rewrite | name-spelling, relationship-road,                  |
 |          |                 |         | relationship-property, end-node-property,          |
 |          |                 |         | property-through-neighbour, label-as-property,     |
@@ -115,7 +116,20 @@ the rules removed there, and why, are listed on that page too), with these still
   (`(u:User)-[:ANSWERED]->(q:Question)` had become ASKED); value-left-out (rows from a
   statement that never uses a stored value the question says word for word: a python tag
   left out in a trial on Stack Overflow questions, the Search team in a dev item), in one
-  "rows note" group with counted-label: at most one of the two corrections per question.
+  "rows note" group with counted-label: at most one of the two corrections per question;
+- the nineteenth session's: both-values (the World Cup trial's "teams in both 2015 and 2019"
+  written `IN [2015, 2019]`, which keeps either year), and from a trial on the Movies graph
+  (no eval set): limit-unasked
+  ("Who directed The Matrix?" written with `LIMIT 1`, one of two directors named),
+  named-node-returned for a node the question names after "with" or "as" that nothing else
+  shares ("Who has acted with Tom Hanks?" returned Tom Hanks: the hop is taken again to the
+  others), which-names-the-thing for "what is the <superlative> <label>" answered with a
+  property alone (the earliest film's year), and superlative-sort-direction's age read from
+  the one node that has a birth ("the youngest director" sorted on the films' years; the
+  World Cup trial's "youngest coach" on a tournament's). Beside them, not rules: the FalkorDB
+  adapter binds each relationship of a MATCH once, as Cypher does (graphdb/falkor_uniqueness.py),
+  and the value lookup takes no one word of a title that the question writes in lower case
+  where it writes names with capitals ("the largest cast" had offered the film "Cast Away").
 
 A new rule: write it in the module of its phase (`validate_rules`, `execute_rules`,
 `answer_rules`; a first rule for the correct step starts `correct_rules` and its trigger) with the `rule` decorator (a docstring that
@@ -142,6 +156,7 @@ RULES: tuple[Rule, ...] = (
     v.or_in_map,
     v.number_comparison,
     v.date_literal,
+    v.both_values,
     v.aggregate_bound,
     v.any_depth,
     v.negation_contradicted,
@@ -158,6 +173,7 @@ RULES: tuple[Rule, ...] = (
     v.superlative_sort_direction,
     v.superlative_one_row,
     v.superlative_top_rows,
+    v.limit_unasked,
     v.name_spelling,
     v.relationship_road,
     v.relationship_property_read,

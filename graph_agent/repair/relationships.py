@@ -23,7 +23,7 @@ from graph_agent.graphdb.protocol import GraphSchema
 from graph_agent.graphdb.schema import NUMBER_TYPES
 from graph_agent.pruning import name_words as name_stems
 from graph_agent.schema_check import arrow, check_schema, has_property, two_hop_paths
-from graph_agent.statement import Statement, fresh_variable, property_reads
+from graph_agent.statement import Statement, fresh_variable, match_end, property_reads
 from graph_agent.superlatives import name_properties
 from guardrails import (
     ReferencedNames,
@@ -219,7 +219,12 @@ def relationship_property(cypher: str, schema: GraphSchema) -> tuple[str, str] |
     `MATCH (a:Airport {iata: 'LHR'})-[:HAS_ROUTE]->(b:Airport {iata: 'CDG'}) RETURN b.distance`
     where routes, not airports, have a distance: the relationship gets a variable (`[r:HAS_ROUTE]`,
     or the one it has) and `b.distance` becomes `r.distance`. Only when exactly one relationship
-    written next to the node has that property in the schema."""
+    written next to the node has that property in the schema.
+    Where the node is matched with no relationship, and exactly one relationship of its label
+    in the schema has the property ("What is the average rating of The Replacements?" written `MATCH (m:Movie
+    {title: 'The Replacements'}) RETURN avg(m.rating)`, a Movies trial, where reviews hold the
+    rating), that relationship is matched from the node and read: `, (m)<-[r:REVIEWED]-
+    (:Person) RETURN avg(r.rating)`."""
     tokens = tokenize(cypher)
     names = referenced_names(cypher)
     before = len(check_schema(cypher, schema).problems)
@@ -237,6 +242,11 @@ def relationship_property(cypher: str, schema: GraphSchema) -> tuple[str, str] |
                 for r in schema.relationships
             )
         ]
+        if not any(var in (hop.left_var, hop.right_var) for hop in hops):
+            added = _property_hop(cypher, tokens, names, var, prop, schema)
+            if added is not None and len(check_schema(added[0], schema).problems) < before:
+                return added
+            continue
         if len(holders) != 1:
             continue
         hop = holders[0]
@@ -253,6 +263,48 @@ def relationship_property(cypher: str, schema: GraphSchema) -> tuple[str, str] |
         if len(check_schema(fixed, schema).problems) < before:
             return fixed, f"{var}.{prop} read from the relationship (:{hop.rel_type} has {prop})"
     return None
+
+
+def _property_hop(
+    cypher: str,
+    tokens: list[Token],
+    names: ReferencedNames,
+    var: str,
+    prop: str,
+    schema: GraphSchema,
+) -> tuple[str, str] | None:
+    """`cypher` with the one relationship of `var`'s label that holds `prop` matched from
+    `var` in the MATCH that binds it, and `var.prop` read from it; None unless there is
+    exactly one such relationship in the schema (and it links two different labels)."""
+    label = names.variables.get(var)
+    rels = [
+        r
+        for r in schema.relationships
+        if label in (r.start, r.end) and any(p.name == prop for p in r.properties)
+    ]
+    end = match_end(tokens, var)
+    if len(rels) != 1 or rels[0].start == rels[0].end or end is None:
+        return None
+    rel = rels[0]
+    rel_var = fresh_variable(rel.type, {t.name for t in tokens if t.is_name})
+    hop = (
+        f"-[{rel_var}:{rel.type}]->(:{rel.end})"
+        if rel.start == label
+        else f"<-[{rel_var}:{rel.type}]-(:{rel.start})"
+    )
+    end = min(end, len(cypher))
+    edits = [
+        (tokens[k].position, tokens[k].end, rel_var) for k in property_reads(tokens, var, {prop})
+    ]
+    fixed = cypher
+    for start, stop, text in sorted(edits, reverse=True):
+        fixed = fixed[:start] + text + fixed[stop:]
+    head, tail = fixed[:end].rstrip(), fixed[end:]
+    fixed = f"{head}, ({var}){hop}" + (f" {tail}" if tail else "")
+    return (
+        fixed,
+        f"{var}.{prop} read from the relationship (:{rel.type} has {prop}), matched from {var}",
+    )
 
 
 def end_node_property(cypher: str, schema: GraphSchema) -> tuple[str, str] | None:

@@ -14,6 +14,7 @@ from graph_agent.lint import MapEntry, node_map_entries, without_entries
 from graph_agent.question_fit import any_depth_fix
 from graph_agent.repair.comparisons import (
     aggregate_bound_fix,
+    both_values_fix,
     comparison_fix,
     date_literal_fix,
     or_map_fix,
@@ -57,7 +58,9 @@ from graph_agent.superlatives import (
     return_fix,
     sort_direction_fix,
     summed_property_fix,
+    thing_of_measure_fix,
     top_rows_fix,
+    unasked_limit_fix,
 )
 from graph_agent.words import said
 from guardrails import content_words, name_words, referenced_names, stem, tokenize
@@ -191,6 +194,18 @@ def date_literal(case: Case) -> Fix | None:
     for a date-and-time property), in a WHERE or a node's map; a year (`p.dob < 1975` or
     `'1975'`) is compared with the date's year, `p.dob.year < 1975`."""
     if fixed := date_literal_fix(case.cypher, case.ctx.schema):
+        return Fix(fixed[1], cypher=fixed[0])
+    return None
+
+
+@rule("both-values", V, S, Kind.REWRITE)
+def both_values(case: Case) -> Fix | None:
+    """ "Which teams took part in both 2015 and 2019?" written `WHERE t.year IN [2015, 2019]`
+    (a World Cup trial) listed the teams of either year. Where a "both … and …" question's
+    statement keeps one property in a list of the two values the question says, the rows are
+    kept only for what meets both (`WITH t, count(DISTINCT tour.year) AS matched_values WHERE
+    matched_values = 2`)."""
+    if fixed := both_values_fix(case.cypher, case.question):
         return Fix(fixed[1], cypher=fixed[0])
     return None
 
@@ -598,8 +613,12 @@ def which_names_the_thing(case: Case) -> Fix | None:
     """ "Which data center has the most racks?" answered by `MATCH (d:DataCenter)-[:CONTAINS]->
     (r:Rack) RETURN count(*) AS racks ORDER BY racks DESC LIMIT 1`: only the measure comes
     back. The asked node's identifying property (first and last name where it has both) is
-    added to the RETURN, which also groups the count per data center."""
-    fixed = identify_fix(case.cypher, case.question, case.ctx.schema)
+    added to the RETURN, which also groups the count per data center.
+    "What is the earliest movie Tom Hanks acted in?" answered by the film's year alone (a
+    Movies trial): the film's title is added (thing_of_measure_fix)."""
+    fixed = identify_fix(case.cypher, case.question, case.ctx.schema) or thing_of_measure_fix(
+        case.cypher, case.question, case.ctx.schema
+    )
     return Fix(fixed[1], cypher=fixed[0]) if fixed else None
 
 
@@ -647,4 +666,14 @@ def superlative_top_rows(case: Case) -> Fix | None:
     of at least 100, gets `LIMIT 1`; ties-shown then reads the rows tied for first. A smaller
     LIMIT is a top list the model chose, and stays."""
     fixed = top_rows_fix(case.cypher, case.question, case.ctx.schema)
+    return Fix(fixed[1], cypher=fixed[0]) if fixed else None
+
+
+@rule("limit-unasked", V, S, Kind.REWRITE)
+def limit_unasked(case: Case) -> Fix | None:
+    """ "Who directed The Matrix?" (a Movies trial) written with `ORDER BY p.born DESC LIMIT 1`
+    named one of the film's two directors. A final `LIMIT 1` is dropped where a "who" or
+    "which" question asks for no superlative ("the most", "the oldest"), no number and no one
+    thing ("first", "only", "name a …")."""
+    fixed = unasked_limit_fix(case.cypher, case.question)
     return Fix(fixed[1], cypher=fixed[0]) if fixed else None

@@ -401,6 +401,46 @@ CASES = [
         "WHERE o.name <> 'Erin Garcia' RETURN DISTINCT o.name",
         ["named-node-returned"],
     ),
+    (
+        # The shape of a Movies trial statement ("What is the earliest movie Tom Hanks acted
+        # in?" came back as a year): the order is named beside its date.
+        "northwind",
+        "What is the most recent order of customer ALFKI?",
+        "MATCH (c:Customer {customerID: 'ALFKI'})-[:PURCHASED]->(o:Order) "
+        "RETURN o.orderDate AS latest ORDER BY o.orderDate DESC LIMIT 1",
+        "MATCH (:Customer {customerID: 'ALFKI'})-[:PURCHASED]->(o:Order) "
+        "RETURN o.orderID, o.orderDate ORDER BY o.orderDate DESC LIMIT 1",
+        ["which-names-the-thing"],
+    ),
+    (
+        # The shape of a Movies trial statement ("Who directed The Matrix?" named one of two).
+        "demo",
+        "Who works on Project Atlas?",
+        "MATCH (p:Person)-[:WORKS_ON]->(:Project {name: 'Project Atlas'}) "
+        "RETURN p.name ORDER BY p.name LIMIT 1",
+        "MATCH (p:Person)-[:WORKS_ON]->(:Project {name: 'Project Atlas'}) RETURN p.name",
+        ["limit-unasked"],
+    ),
+    (
+        # The shape of a World Cup trial statement ("both 2015 and 2019" as `IN [2015, 2019]`).
+        "northwind",
+        "Which customers bought both Chai and Chang?",
+        "MATCH (c:Customer)-[:PURCHASED]->(:Order)-[:ORDERS]->(p:Product) "
+        "WHERE p.productName IN ['Chai', 'Chang'] RETURN DISTINCT c.companyName",
+        "MATCH (c:Customer)-[:PURCHASED]->(:Order)-[:ORDERS]->(:Product {productName: 'Chai'}) "
+        "MATCH (c)-[:PURCHASED]->(:Order)-[:ORDERS]->(:Product {productName: 'Chang'}) "
+        "RETURN DISTINCT c.companyName",
+        ["both-values"],
+    ),
+    (
+        # The shape of a Movies trial statement ("What is the average rating of The
+        # Replacements?" read `m.rating` of the film; reviews hold the rating).
+        "northwind",
+        "How many units of Chai were ordered in total?",
+        "MATCH (p:Product {productName: 'Chai'}) RETURN sum(p.quantity) AS units",
+        "MATCH (:Product {productName: 'Chai'})<-[o:ORDERS]-(:Order) RETURN sum(o.quantity)",
+        ["relationship-property"],
+    ),
 ]
 
 

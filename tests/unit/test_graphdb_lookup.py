@@ -129,6 +129,7 @@ FILMS = {
         "Top Gun",
         "Cloud Atlas",
         "Snow White",
+        "Cast Away",
     ],
     ("Movie", "tagline"): [
         "400 million people were waiting for the truth.",
@@ -202,6 +203,16 @@ def test_no_hint_from_common_words_or_free_text(question: str) -> None:
     assert catalog.match(question, 5) == []
 
 
+def test_one_word_of_a_title_in_lower_case_beside_capitals_is_a_word() -> None:
+    # A Movies trial: "Which movie has the largest cast?" was offered the film "Cast Away".
+    catalog, _ = _film_catalog()
+    assert catalog.match("Which movie has the largest cast?", 5) == []
+    hinted = catalog.match("Which film with Tom Hanks has the largest cast?", 5)
+    assert [m.value for m in hinted] == ["Tom Hanks"]
+    # in lower case throughout, a word may be a name: nothing says it is not
+    assert [m.value for m in catalog.match("which movie has the largest cast?", 5)] == ["Cast Away"]
+
+
 @pytest.mark.parametrize(
     ("question", "value"),
     [
@@ -209,6 +220,8 @@ def test_no_hint_from_common_words_or_free_text(question: str) -> None:
         ("movies with Keanu Reaves", "Keanu Reeves"),
         ("Who acted in the matrix reloaded?", "The Matrix Reloaded"),
         ("sci-fi movies", "Science Fiction"),
+        ("Who starred in cast away?", "Cast Away"),
+        ("Who starred in Cast Away?", "Cast Away"),
     ],
 )
 def test_hints_name_most_of_the_stored_value(question: str, value: str) -> None:
