@@ -28,12 +28,10 @@ def with_path_variables(cypher: str) -> str:
     """`cypher` with `path_N = ` before every top-level MATCH pattern part that matches a
     relationship and binds no path variable yet; unchanged when there is none, when it returns
     `*`, or when it cannot be read."""
-    tokens = tokenize(cypher)
-    if any(t.kind == "error" for t in tokens):
+    read = readable(cypher)
+    if read is None:
         return cypher
-    depths = [depth for _, _, depth in nesting(tokens)]
-    if min(depths, default=0) < 0 or returns_star(tokens, depths):
-        return cypher
+    tokens, depths = read
     taken = {t.value.casefold() for t in tokens if t.kind == "identifier"}
     starts: list[int] = []
     for i, tok in enumerate(tokens):
@@ -60,6 +58,19 @@ def with_path_variables(cypher: str) -> str:
         position = tokens[at].position
         text = f"{text[:position]}{name} = {text[position:]}"
     return text
+
+
+def readable(cypher: str) -> tuple[list[Token], list[int]] | None:
+    """The statement's tokens and each one's bracket depth, for a rewrite before the engine;
+    None when it cannot be read whole (an unclosed string or bracket) or returns `*` (new
+    variables would become columns)."""
+    tokens = tokenize(cypher)
+    if any(t.kind == "error" for t in tokens):
+        return None
+    depths = [depth for _, _, depth in nesting(tokens)]
+    if min(depths, default=0) < 0 or returns_star(tokens, depths):
+        return None
+    return tokens, depths
 
 
 def returns_star(tokens: list[Token], depths: list[int]) -> bool:

@@ -18,8 +18,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from graph_agent.graphdb.falkor_paths import PART_ENDS, fresh_names, returns_star
-from guardrails import Token, nesting, tokenize
+from graph_agent.graphdb.falkor_paths import PART_ENDS, fresh_names, readable
+from guardrails import Token, nesting
 
 REL_PREFIX = "rel_"
 
@@ -38,12 +38,10 @@ def with_distinct_relationships(cypher: str) -> str:
     """`cypher` with `WHERE r1 <> r2` for each pair of fixed-length relationships of a MATCH
     clause that could be the same one, naming the anonymous ones; unchanged when no clause has
     such a pair, when it returns `*`, or when it cannot be read."""
-    tokens = tokenize(cypher)
-    if any(t.kind == "error" for t in tokens):
+    read = readable(cypher)
+    if read is None:
         return cypher
-    depths = [depth for _, _, depth in nesting(tokens)]
-    if min(depths, default=0) < 0 or returns_star(tokens, depths):
-        return cypher
+    tokens, depths = read
     clauses = []
     for i, tok in enumerate(tokens):
         if depths[i] != 0 or not tok.is_keyword("MATCH"):

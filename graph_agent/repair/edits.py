@@ -254,6 +254,19 @@ _WHICH_LABEL = re.compile(
 )
 
 
+def _plain_return(cypher: str) -> tuple[Statement, int, ReferencedNames] | None:
+    """The statement, its final RETURN's keyword index and its names, for a statement with a
+    final RETURN, no UNION and no aggregate; None otherwise."""
+    statement = Statement(cypher)
+    returned = statement.final_return()
+    if returned is None or statement.has_union:
+        return None
+    tokens = statement.tokens
+    if any(is_aggregate_call(tokens, i) for i in range(len(tokens))):
+        return None
+    return statement, returned[0], referenced_names(cypher)
+
+
 def named_node_returned(cypher: str, question: str, schema: GraphSchema) -> tuple[str, str] | None:
     """The statement returning the node of the asked label that it leaves open instead of the
     one it names, and what changed; None unless that is unambiguous. "Through which airports
@@ -265,15 +278,11 @@ def named_node_returned(cypher: str, question: str, schema: GraphSchema) -> tupl
     asked = _WHICH_LABEL.search(question)
     said = label_said(asked.group(1).split(), schema) if asked else None
     label = said.label.name if said else None
-    statement = Statement(cypher)
-    returned = statement.final_return()
-    if label is None or returned is None or statement.has_union:
+    plain = _plain_return(cypher)
+    if label is None or plain is None:
         return None
+    statement, at, names = plain
     tokens = statement.tokens
-    if any(is_aggregate_call(tokens, i) for i in range(len(tokens))):
-        return None
-    names = referenced_names(cypher)
-    at = returned[0]
     read = {
         t.name
         for k, t in enumerate(tokens[at:], start=at)
@@ -312,15 +321,11 @@ def co_linked_node(cypher: str, question: str, schema: GraphSchema) -> tuple[str
     whose RETURN reads only the named node (and the node it shares: "Who acted in the same
     movie as Keanu Reeves?" returned him with each film), with no aggregate and no other node
     of that label."""
-    statement = Statement(cypher)
-    returned = statement.final_return()
-    if returned is None or statement.has_union:
+    plain = _plain_return(cypher)
+    if plain is None:
         return None
+    statement, at, names = plain
     tokens = statement.tokens
-    if any(is_aggregate_call(tokens, i) for i in range(len(tokens))):
-        return None
-    names = referenced_names(cypher)
-    at = returned[0]
     reads = [
         k
         for k in range(at, statement.clause_end(at))
