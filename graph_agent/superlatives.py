@@ -21,7 +21,7 @@ from graph_agent.graphdb.protocol import GraphSchema, LabelInfo, PropertyInfo
 from graph_agent.graphdb.schema import NUMBER_TYPES, display_property
 from graph_agent.pruning import name_words
 from graph_agent.statement import Item, Statement, is_aggregate_call
-from graph_agent.words import label_said
+from graph_agent.words import ASKS_WHO, ASKS_WHO_OR_WHICH, SUPERLATIVE_EST, label_said
 from guardrails import ReferencedNames, referenced_names, stem
 
 Kind = Literal["time", "span"]
@@ -71,7 +71,7 @@ def wants_descending(question: str, kind: Kind) -> bool | None:
     return newest if kind == "time" else oldest
 
 
-def _property_of(statement: Statement, key: Item, schema: GraphSchema) -> PropertyInfo | None:
+def sort_key_property(statement: Statement, key: Item, schema: GraphSchema) -> PropertyInfo | None:
     """The schema property an ORDER BY key sorts on: `v.prop`, or a returned `v.prop AS x`."""
     words = statement.words(key)
     if len(words) == 1:
@@ -106,7 +106,7 @@ def sort_direction_fix(cypher: str, question: str, schema: GraphSchema) -> tuple
     if not keys or statement.has_union:
         return None
     key = keys[0]
-    prop = _property_of(statement, key, schema)
+    prop = sort_key_property(statement, key, schema)
     kind = property_kind(prop) if prop is not None else None
     if prop is None or kind is None:
         return None
@@ -151,7 +151,7 @@ def age_property_fix(cypher: str, question: str, schema: GraphSchema) -> tuple[s
     ]
     if not keys or statement.has_union:
         return None
-    prop = _property_of(statement, keys[0], schema)
+    prop = sort_key_property(statement, keys[0], schema)
     if prop is None or property_kind(prop) != "time" or name_words(prop.name) & _BIRTH_WORDS:
         return None
     names = referenced_names(cypher)
@@ -207,10 +207,10 @@ def _age_of_label(question: str, label: LabelInfo, schema: GraphSchema) -> bool:
 _WHICH = re.compile(
     r"^\s*(?:in\s+)?(which|what)\s+([A-Za-z][\w-]*(?:\s+[A-Za-z][\w-]*){0,2})", re.I
 )
-_WHO = re.compile(r"^\s*who\b", re.IGNORECASE)
 _MOST = re.compile(
     r"\b(?:the\s+)?(?:most|fewest|least|highest|lowest|largest|smallest|biggest|greatest|"
-    r"longest|shortest|oldest|newest|youngest|earliest|latest|cheapest|best|worst|top)\b",
+    r"longest|shortest|oldest|newest|youngest|earliest|latest|cheapest|best|worst|top|"
+    rf"{SUPERLATIVE_EST})\b",
     re.IGNORECASE,
 )
 _COUNTED = re.compile(
@@ -388,7 +388,7 @@ def identify_fix(cypher: str, question: str, schema: GraphSchema) -> tuple[str, 
     asked = asked_label(question, schema)
     if asked is not None:
         candidates = [v for v in free if names.variables[v] == asked[0].name]
-    elif _WHO.match(question):
+    elif ASKS_WHO.match(question):
         candidates = free
     else:
         return None
@@ -439,7 +439,7 @@ def thing_of_measure_fix(cypher: str, question: str, schema: GraphSchema) -> tup
     var = owners.pop() if len(owners) == 1 else None
     if var is None or referenced_names(cypher).variables.get(var) != label.name or not props:
         return None
-    strings = {p.name for p in label.properties if "STRING" in p.types}
+    strings = {p.name for p in label.properties if "STRING" in p.types and not p.numbers_as_text}
     if any(w[2] in props or w[2] in strings for w in read):
         return None  # named already, by its name or another string (an incident's key)
     first = statement.tokens[items[0].first]
@@ -499,16 +499,13 @@ _ONE_ASKED = re.compile(
 )
 
 
-_WHO_WHICH = re.compile(r"^\W*(?:who|which)\b", re.IGNORECASE)
-
-
 def unasked_limit_fix(cypher: str, question: str) -> tuple[str, str] | None:
     """ "Who directed The Matrix?" written `… ORDER BY p.born DESC LIMIT 1` (a Movies trial):
     the answer named one of its two directors. A final `LIMIT 1` of a "who" or "which"
     question that asks for no superlative, no number and no one thing ("first", "only",
     "name a …") is dropped, so that every row the question asks for comes back. Not for "how
     much", "what is" or "when": one value, which a LIMIT 1 may read once of many rows."""
-    if not _WHO_WHICH.match(question):
+    if not ASKS_WHO_OR_WHICH.match(question):
         return None
     if _MOST.search(question) or _ONE_ASKED.search(question) or _COUNTED.search(question):
         return None

@@ -103,6 +103,22 @@ def label_said(
     return None
 
 
+ASKS_WHO = re.compile(r"^\W*who\b", re.IGNORECASE)
+"""A question that starts with "who"."""
+ASKS_WHO_OR_WHICH = re.compile(r"^\W*(?:who|which)\b", re.IGNORECASE)
+"""A question that starts with "who" or "which"."""
+
+_NOT_SUPERLATIVE = (
+    "interest", "request", "forest", "harvest", "contest", "protest", "conquest", "inquest",
+    "manifest", "arrest", "honest", "modest", "earnest", "suggest", "invest", "digest",
+    "ingest", "attest", "detest", "priest", "midwest", "northwest", "southwest", "unrest",
+    "tempest", "bequest", "behest", "infest", "armrest",
+)  # fmt: skip
+SUPERLATIVE_EST = rf"(?!(?:{'|'.join(_NOT_SUPERLATIVE)})\b)(?-i:[a-z]{{3,}}est)"
+"""A regex fragment for a superlative in -est of six letters or more, in lower case
+("tallest", "heaviest", "richest"), not a noun or verb that ends so ("interest", "request")
+nor a name ("Budapest")."""
+
 NUMBER_WORDS = (
     "zero", "one", "two", "three", "four", "five", "six", "seven", "eight", "nine", "ten",
     "eleven", "twelve", "thirteen", "fourteen", "fifteen", "sixteen", "seventeen", "eighteen",

@@ -16,6 +16,10 @@ class PropertyInfo:
     """Value types seen (e.g. ("STRING",), ("INTEGER", "NULL"))."""
     sample_values: tuple[str, ...] = ()
     """A few distinct values, for low-cardinality string properties only."""
+    numbers_as_text: bool = False
+    """A string property whose sampled values are mostly numbers written as text ("172",
+    "1,358"), the rest a few placeholders ("unknown", "n/a"): a CSV import with no types.
+    Sorted, compared or summed, it must be read as a number first (sampled schemas only)."""
 
 
 @dataclass(frozen=True)

@@ -24,6 +24,11 @@ NUMBER_TYPES = frozenset({"INTEGER", "FLOAT"})
 MAX_SAMPLE_VALUES = 8
 LOW_CARDINALITY = 10
 """A string property with at most this many distinct sampled values gets sample values."""
+_NUMBER_TEXT = re.compile(r"[-+]?(?:\d{1,3}(?:,\d{3})+|\d+)(?:\.\d+)?")
+NUMBERS_AS_TEXT_SHARE = 0.4
+"""Of a string property's sampled values, at least this share are numbers written as text…"""
+NUMBERS_AS_TEXT_PLACEHOLDERS = 3
+"""…and the others at most this many distinct placeholders, for it to hold numbers as text."""
 _PATTERN_PROBE = 200
 """Nodes per label whose outgoing relationships are probed for patterns the type sample missed."""
 
@@ -65,6 +70,20 @@ def type_name(value: Any) -> str:
     return type(value).__name__.upper()
 
 
+def numbers_as_text(values: Counter[str]) -> bool:
+    """Whether sampled string values (with how often each came) are numbers written as text:
+    three or more distinct numbers ("172", "1,358", " 36.8 "), at least
+    `NUMBERS_AS_TEXT_SHARE` of the values, and at most `NUMBERS_AS_TEXT_PLACEHOLDERS` other
+    values ("unknown", "n/a"). "1 standard" or "30-165" is not a number."""
+    others = [v for v in values if not _NUMBER_TEXT.fullmatch(v.strip())]
+    numbers = sum(n for v, n in values.items() if v not in others)
+    return (
+        len(values) - len(others) >= 3
+        and numbers >= NUMBERS_AS_TEXT_SHARE * sum(values.values())
+        and len(others) <= NUMBERS_AS_TEXT_PLACEHOLDERS
+    )
+
+
 def properties_from_samples(samples: Sequence[Mapping[str, Any]]) -> tuple[PropertyInfo, ...]:
     """Property names/types (with NULL when some sampled entities lack it) and sample values."""
     types: dict[str, set[str]] = defaultdict(set)
@@ -90,7 +109,10 @@ def properties_from_samples(samples: Sequence[Mapping[str, Any]]) -> tuple[Prope
             ranked = sorted(counter.items(), key=lambda kv: (-kv[1], kv[0]))
             values = tuple(v for v, _ in ranked[:MAX_SAMPLE_VALUES])
         ordered = tuple(sorted(kinds - {"NULL"})) + (("NULL",) if "NULL" in kinds else ())
-        result.append(PropertyInfo(name=key, types=ordered, sample_values=values))
+        as_text = kinds - {"NULL"} == {"STRING"} and numbers_as_text(strings[key])
+        result.append(
+            PropertyInfo(name=key, types=ordered, sample_values=values, numbers_as_text=as_text)
+        )
     return tuple(result)
 
 

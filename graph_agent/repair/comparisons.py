@@ -14,6 +14,7 @@ from graph_agent.graphdb.protocol import GraphSchema, LabelInfo
 from graph_agent.graphdb.schema import quote_name, quote_name_if_needed
 from graph_agent.lint import node_map_entries, property_at, without_entries
 from graph_agent.statement import Item, Statement, is_aggregate_call
+from graph_agent.superlatives import sort_key_property
 from graph_agent.words import NUMBER_WORDS, said
 from guardrails import Token, referenced_names, tokenize
 
@@ -83,7 +84,11 @@ def comparison_fix(cypher: str, question: str) -> tuple[str, str] | None:
 
 
 def _number(text: str) -> str | None:
+    """The number a map's value writes, quoted or not (`5`, `"1000"`: a number stored as
+    text is written so); None for anything else."""
     value = text.strip()
+    if len(value) > 2 and value[0] == value[-1] and value[0] in "'\"":
+        value = value[1:-1]
     return value if re.fullmatch(r"\d+(?:\.\d+)?", value) else None
 
 
@@ -131,9 +136,11 @@ def _equalities(cypher: str, bounds: dict[str, str]) -> tuple[str, list[str]]:
         if not tok.is_punct("=") or i < 3 or i + 1 >= len(tokens):
             continue
         after = tokens[i + 1]
-        if after.text in bounds and tokens[i - 2].is_punct(".") and tokens[i - 1].is_name:
-            op = bounds[after.text]
+        value = _number(after.text) if after.kind in ("number", "string") else None
+        if value in bounds and tokens[i - 2].is_punct(".") and tokens[i - 1].is_name:
+            op = bounds[value]
             edits.append((tok.position, tok.end, op))
+            edits.append((after.position, after.end, value))
             changes.append(f"{tokens[i - 3].text}.{tokens[i - 1].text} = {after.text} → {op}")
     return statement.edited(edits), changes
 
@@ -440,3 +447,83 @@ def both_values_fix(cypher: str, question: str) -> tuple[str, str] | None:
     position = tokens[at].position
     both = " and ".join(v.text for v in values)
     return cypher[:position] + kept + cypher[position:], f"kept what meets both {both}"
+
+
+_AS_NUMBER = "toFloat(replace(trim({}), ',', ''))"
+_NUMBER_AGGREGATES = frozenset({"SUM", "AVG", "MIN", "MAX"})
+
+
+def numbers_as_text_fix(cypher: str, schema: GraphSchema) -> tuple[str, str] | None:
+    """The statement reading each property that holds numbers as text as a number where it
+    sorts, aggregates or compares it, and what changed; None when it does none of these.
+
+    `ORDER BY c.height DESC LIMIT 1` for "Who is the tallest character?" where heights are
+    stored as text ("172", and "unknown" for some: a CSV import with no types; a trial on a
+    graph nobody here wrote) sorts "96" above "264" and "unknown" above both. The property is
+    read as `toFloat(replace(trim(c.height), ',', ''))` (null for a placeholder): as a sort
+    key (a descending one sorts the nulls last: `… IS NULL, … DESC`), inside `sum`, `avg`,
+    `min` or `max`, and beside a comparison with anything but a string (a number in quotes
+    that it is ordered against loses them: `s.length > '1000'`). A sort key may be the alias
+    of a returned read (`c.mass AS mass … ORDER BY mass DESC`)."""
+    statement = Statement(cypher)
+    tokens = statement.tokens
+    names = referenced_names(cypher)
+
+    def as_text(var: str, prop: str) -> bool:
+        if var in names.variables:
+            label = schema.label(names.variables[var])
+            props = label.properties if label else ()
+        else:
+            rel_type = names.rel_variables.get(var)
+            props = tuple(
+                p for r in schema.relationships if r.type == rel_type for p in r.properties
+            )
+        return any(p.name == prop and p.numbers_as_text for p in props)
+
+    def read_at(i: int) -> bool:
+        read = property_at(tokens, i)
+        return read is not None and as_text(*read)
+
+    edits: dict[int, tuple[int, int, str]] = {}
+    changed: list[str] = []
+
+    def convert(first: int, end: int, descending: bool = False) -> None:
+        start, stop = tokens[first].position, tokens[end - 1].end
+        written = cypher[start:stop]
+        number = _AS_NUMBER.format(written)
+        edits[start] = (start, stop, f"{number} IS NULL, {number}" if descending else number)
+        changed.append(written)
+
+    def compared(other: int, ordered: bool) -> bool:
+        """Whether the read beside a comparison, with token `other` on its other side, is read
+        as a number: not beside a string, but beside a number written as one in an ordering
+        (`s.length > '1000'`), whose quotes go."""
+        if other >= len(tokens) or tokens[other].kind != "string":
+            return True
+        if not (ordered and _number(tokens[other].text)):
+            return False
+        edits[tokens[other].position] = (
+            tokens[other].position, tokens[other].end, tokens[other].value.strip()
+        )  # fmt: skip
+        return True
+
+    for i, tok in enumerate(tokens):
+        if tok.kind == "punct" and tok.text in _COMPARISONS:
+            ordered = tok.text not in ("=", "<>")
+            if read_at(i - 3) and compared(i + 1, ordered):
+                convert(i - 3, i)
+            if read_at(i + 1) and compared(i - 1, ordered):
+                convert(i + 1, i + 4)
+        elif is_aggregate_call(tokens, i) and tok.text.upper() in _NUMBER_AGGREGATES:
+            first = i + 3 if tokens[i + 2].is_keyword("DISTINCT") else i + 2
+            if read_at(first) and tokens[first + 3 : first + 4] and tokens[first + 3].is_punct(")"):
+                convert(first, first + 3)
+    for key in statement.order_keys():
+        words = statement.words(key)
+        prop = sort_key_property(statement, key, schema) if len(words) == 1 else None
+        if (len(words) == 3 and read_at(key.first)) or (prop is not None and prop.numbers_as_text):
+            convert(key.first, key.end, key.descending)  # `v.prop`, or the alias of one returned
+    if not edits:
+        return None
+    read = ", ".join(dict.fromkeys(changed))
+    return statement.edited(list(edits.values())), f"{read} read as a number (stored as text)"

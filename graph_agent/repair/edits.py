@@ -22,7 +22,9 @@ from graph_agent.statement import (
     match_end,
     property_reads,
 )
-from graph_agent.words import label_said, plural
+from graph_agent.superlatives import name_properties
+from graph_agent.words import ASKS_WHO, label_said, plural
+from graph_agent.words import said as said_word
 from guardrails import (
     ReferencedNames,
     Token,
@@ -306,7 +308,7 @@ def named_node_returned(cypher: str, question: str, schema: GraphSchema) -> tupl
 
 
 _CO_LINK = r"\b(?:with|as|besides|beside|alongside)\s+(?:the\s+)?{}(?!\w)"
-_WHO = re.compile(r"^\W*who\b", re.IGNORECASE)
+_OTHERS = re.compile(r"\b(?:who|whom|what|which)\s+else\b|\bother\b", re.IGNORECASE)
 
 
 def co_linked_node(cypher: str, question: str, schema: GraphSchema) -> tuple[str, str] | None:
@@ -320,7 +322,10 @@ def co_linked_node(cypher: str, question: str, schema: GraphSchema) -> tuple[str
     "besides" or "alongside" ("the same city as Bram Stoker", not "people with the title X"),
     whose RETURN reads only the named node (and the node it shares: "Who acted in the same
     movie as Keanu Reeves?" returned him with each film), with no aggregate and no other node
-    of that label."""
+    of that label. "Who else …" or "… other …" questions count wherever they say the named
+    value ("Who else pilots the starships that Han Solo pilots?"). Where the RETURN reads only
+    the shared node ("Which characters are from the same planet as Luke Skywalker?" returned
+    Tatooine, a Star Wars trial), what the others are called by is returned before it."""
     plain = _plain_return(cypher)
     if plain is None:
         return None
@@ -334,11 +339,13 @@ def co_linked_node(cypher: str, question: str, schema: GraphSchema) -> tuple[str
         and not tokens[k - 1].is_punct(".")
     ]
     read = {tokens[k].name for k in reads}
+    others = _OTHERS.search(question) is not None
     named = [
         v
-        for v in read
+        for v in names.variables
         if any(
             re.search(_CO_LINK.format(re.escape(value)), question, re.IGNORECASE)
+            or (others and said_word(value, question))
             for value in _named_values(cypher, v)
         )
     ]
@@ -348,7 +355,7 @@ def co_linked_node(cypher: str, question: str, schema: GraphSchema) -> tuple[str
     label = names.variables[var]
     asked = _WHICH_LABEL.search(question)
     said = label_said(asked.group(1).split(), schema) if asked else None
-    if not (_WHO.match(question) or (said and said.label.name == label)):
+    if not (ASKS_WHO.match(question) or (said and said.label.name == label)):
         return None
     if any(lb == label for v, lb in names.variables.items() if v != var):
         return None
@@ -367,6 +374,14 @@ def co_linked_node(cypher: str, question: str, schema: GraphSchema) -> tuple[str
         for k, t in enumerate(tokens[at:], start=at)
         if t.is_name and t.name == var and not tokens[k - 1].is_punct(".")
     ]
+    if var not in read:  # only the shared node was returned: the others go first
+        info = schema.label(label)
+        called = name_properties(info) if info is not None else []
+        if not called or not _label_named(question, middle_label, schema):
+            return None  # the shared node may be what is asked ("Who else lives in London?")
+        first = at + 2 if tokens[at + 1].is_keyword("DISTINCT") else at + 1
+        added = "".join(f"{new}.{prop}, " for prop in called)
+        edits.append((tokens[first].position, tokens[first].position, added))
     if not tokens[at + 1].is_keyword("DISTINCT") and not any(
         tokens[k].name != var and tokens[k].name in names.variables
         for k in range(at, len(tokens))
@@ -379,12 +394,38 @@ def co_linked_node(cypher: str, question: str, schema: GraphSchema) -> tuple[str
         text, tokenize(text), middle, middle_label, label, start or "", hop.rel_type,
         referenced_names(text), set(), new,
     )  # fmt: skip
+    changed = _carried(changed, new) if changed is not None else None
     if changed is None:
         return None
     return (
         changed,
         f"returned {new}, another {label} linked to {middle} by {hop.rel_type}, not {var}, the named one",
     )
+
+
+def _label_named(question: str, label: str, schema: GraphSchema) -> bool:
+    """Whether the question names `label` in its words ("the same planet as …")."""
+    words = re.findall(r"[A-Za-z][\w-]*", question)
+    return any(
+        (said := label_said(words[i:], schema)) is not None and said.label.name == label
+        for i in range(len(words))
+    )
+
+
+def _carried(cypher: str, var: str) -> str | None:
+    """`cypher` with `var` carried by each WITH (`WITH c, s` → `WITH c, s, c2`); None when a
+    WITH projects more than bare variables (it may group, and `var` would split its rows)."""
+    statement = Statement(cypher)
+    edits = []
+    for clause in statement.clauses:
+        if statement.keyword_at(clause) != "WITH":
+            continue
+        items = statement.projection(clause)
+        if not items or any(item.end - item.first != 1 or item.alias for item in items):
+            return None
+        end = statement.tokens[items[-1].end - 1].end
+        edits.append((end, end, f", {var}"))
+    return statement.edited(edits)
 
 
 def _add_road(
@@ -776,40 +817,35 @@ def bind_unbound_variable(
     return changed, f"bound {var} through (:{rel.start})-[:{rel.type}]->(:{rel.end})"
 
 
-def _named_values(cypher: str, var: str) -> list[str]:
-    """The string literals a statement filters `var` on: `(p {name: 'X'})`, `p.name = 'X'`."""
-    values = [
-        tok.value
-        for e in node_map_entries(cypher)
-        if e.variable == var
-        for tok in tokenize(e.text)[-1:]
-        if tok.kind == "string"
+def _literal_filters(cypher: str) -> list[tuple[str, Token, bool]]:
+    """(variable, the value's last token, whether in a node's map) for each filter a statement
+    writes on a node's property: `(p {name: 'X'})`, `WHERE p.name = 'X'`."""
+    found = [
+        (e.variable, tokenize(e.text)[-1], True) for e in node_map_entries(cypher) if e.variable
     ]
     tokens = tokenize(cypher)
-    values += [
-        tokens[k + 4].value
-        for k in range(len(tokens) - 4)
-        if tokens[k].name == var
-        and tokens[k + 1].is_punct(".")
-        and tokens[k + 3].is_punct("=")
-        and tokens[k + 4].kind == "string"
+    for k in range(len(tokens) - 4):
+        var, dot, prop, equals, value = tokens[k : k + 5]
+        if var.is_name and dot.is_punct(".") and prop.is_name and equals.is_punct("="):
+            found.append((var.name, value, False))
+    return found
+
+
+def _named_values(cypher: str, var: str) -> list[str]:
+    """The string literals a statement filters `var` on: `(p {name: 'X'})`, `p.name = 'X'`."""
+    return [
+        tok.value for v, tok, _ in _literal_filters(cypher) if v == var and tok.kind == "string"
     ]
-    return values
 
 
 def _named_variables(cypher: str) -> set[str]:
     """The variables a statement filters on a literal: `(a:Airport {descr: 'X'})`, `WHERE
     a.iata = 'X'`."""
-    named = {e.variable for e in node_map_entries(cypher) if e.variable}
-    tokens = tokenize(cypher)
-    for k in range(len(tokens) - 4):
-        var, dot, prop, equals, value = tokens[k : k + 5]
-        if (
-            var.is_name and dot.is_punct(".") and prop.is_name and equals.is_punct("=")
-            and value.kind in ("string", "number", "parameter")
-        ):  # fmt: skip
-            named.add(var.name)
-    return named
+    return {
+        var
+        for var, value, in_map in _literal_filters(cypher)
+        if in_map or value.kind in ("string", "number", "parameter")
+    }
 
 
 def grouped_with(

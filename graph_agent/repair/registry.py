@@ -13,7 +13,7 @@
 |          |                 |         | which-names-the-thing,                             |
 |          |                 |         | name-parts, superlative-sort-direction,            |
 |          |                 |         | superlative-one-row, superlative-top-rows,         |
-|          |                 |         | limit-unasked                                      |
+|          |                 |         | limit-unasked, numbers-as-text                     |
 | validate | schema_problem  | rewrite | name-spelling, relationship-road,                  |
 |          |                 |         | relationship-property, end-node-property,          |
 |          |                 |         | property-through-neighbour, label-as-property,     |
@@ -174,6 +174,7 @@ RULES: tuple[Rule, ...] = (
     v.superlative_one_row,
     v.superlative_top_rows,
     v.limit_unasked,
+    v.numbers_as_text,
     v.name_spelling,
     v.relationship_road,
     v.relationship_property_read,

@@ -25,6 +25,7 @@ from graph_agent.pruning import name_words as name_stems
 from graph_agent.schema_check import arrow, check_schema, has_property, two_hop_paths
 from graph_agent.statement import Statement, fresh_variable, match_end, property_reads
 from graph_agent.superlatives import name_properties
+from graph_agent.words import SUPERLATIVE_EST
 from guardrails import (
     ReferencedNames,
     Token,
@@ -407,7 +408,7 @@ _MEASURED = re.compile(
     r"closest|heaviest|lightest)\s+([A-Za-z][\w-]*)(?:\s+([A-Za-z][\w-]*))?",
     re.IGNORECASE,
 )
-_SUPERLATIVES = re.compile(r"\b(?:most|fewest|least|[a-z]{3,}est)\b", re.IGNORECASE)
+_SUPERLATIVES = re.compile(rf"\b(?:most|fewest|least|{SUPERLATIVE_EST})\b", re.IGNORECASE)
 _MOST_FIRST = frozenset(
     {"longest", "largest", "biggest", "highest", "farthest", "furthest", "heaviest"}
 )

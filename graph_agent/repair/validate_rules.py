@@ -17,6 +17,7 @@ from graph_agent.repair.comparisons import (
     both_values_fix,
     comparison_fix,
     date_literal_fix,
+    numbers_as_text_fix,
     or_map_fix,
 )
 from graph_agent.repair.edits import (
@@ -676,4 +677,16 @@ def limit_unasked(case: Case) -> Fix | None:
     "which" question asks for no superlative ("the most", "the oldest"), no number and no one
     thing ("first", "only", "name a …")."""
     fixed = unasked_limit_fix(case.cypher, case.question)
+    return Fix(fixed[1], cypher=fixed[0]) if fixed else None
+
+
+@rule("numbers-as-text", V, S, Kind.REWRITE)
+def numbers_as_text(case: Case) -> Fix | None:
+    """ "Who is the tallest character?" written `ORDER BY c.height DESC LIMIT 1`, where heights
+    are stored as text ("172", "unknown": a CSV import with no types; a trial on a graph nobody
+    here wrote) named a character of unknown height. A property whose sampled values are
+    numbers written as text is read as a number (`toFloat(replace(trim(c.height), ',', ''))`)
+    where it is sorted (placeholders last), summed, averaged, or compared with anything but a
+    string. After the superlative rules, which read the sort key as written."""
+    fixed = numbers_as_text_fix(case.cypher, case.ctx.schema)
     return Fix(fixed[1], cypher=fixed[0]) if fixed else None

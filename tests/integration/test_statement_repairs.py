@@ -577,3 +577,69 @@ def test_rows_that_leave_out_a_value_the_question_names_get_one_correction(
     )
     assert sorted(tuple(r) for r in result.rows) == _rows(db, gold) != []
     assert "value-left-out" in [f.rule for f in result.rules_fired]
+
+
+# A graph as a CSV import with no types leaves it (the Star Wars trial's shape): heights and
+# masses are text, some "unknown", a mass written with a thousands comma.
+_TEXT_NUMBERS = (
+    "CREATE (tat:Planet {name: 'Tatooine'}), (nab:Planet {name: 'Naboo'}), "
+    "(:Character {name: 'Luke', height: '172', mass: '77'})-[:HOMEWORLD]->(tat), "
+    "(:Character {name: 'Owen', height: '178', mass: '120'})-[:HOMEWORLD]->(tat), "
+    "(:Character {name: 'Yoda', height: '66', mass: '17'})-[:HOMEWORLD]->(nab), "
+    "(:Character {name: 'Jabba', height: '175', mass: '1,358'})-[:HOMEWORLD]->(tat), "
+    "(:Character {name: 'Yarael', height: '264', mass: 'unknown'})-[:HOMEWORLD]->(nab), "
+    "(:Character {name: 'Arvel', height: 'unknown', mass: 'unknown'})-[:HOMEWORLD]->(nab)"
+)
+
+
+@pytest.mark.parametrize(
+    ("question", "written", "rows"),
+    [
+        (
+            "Who is the tallest character?",
+            "MATCH (c:Character) RETURN c.name AS name, c.height AS height "
+            "ORDER BY height DESC LIMIT 1",
+            [("Yarael", "264")],
+        ),
+        (
+            "Who is the heaviest character?",
+            "MATCH (c:Character) RETURN c.name, c.mass ORDER BY c.mass DESC LIMIT 1",
+            [("Jabba", "1,358")],
+        ),
+        (
+            "Which characters are taller than 170?",
+            "MATCH (c:Character) WHERE c.height > 170 RETURN c.name ORDER BY c.name",
+            [("Jabba",), ("Luke",), ("Owen",), ("Yarael",)],
+        ),
+        (
+            "What is the average mass of the characters from Tatooine?",
+            "MATCH (c:Character)-[:HOMEWORLD]->(:Planet {name: 'Tatooine'}) RETURN avg(c.mass)",
+            [(pytest.approx((77 + 120 + 1358) / 3),)],
+        ),
+    ],
+    ids=["sorted, by alias", "sorted, a thousands comma", "compared", "averaged"],
+)
+def test_numbers_stored_as_text_are_read_as_numbers(
+    scratch_db: GraphDB, question: str, written: str, rows: list[tuple[object, ...]]
+) -> None:
+    scratch_db.run_write(_TEXT_NUMBERS)
+    result = _ask(scratch_db, question, written)
+    assert result.outcome == "answered", result.attempts
+    assert [tuple(row) for row in result.rows] == rows
+    assert "numbers-as-text" in [f.rule for f in result.rules_fired]
+
+
+def test_the_others_who_share_the_named_node_are_returned_with_it(scratch_db: GraphDB) -> None:
+    # "the same planet as Luke" written as Luke's planet alone (the Star Wars trial).
+    scratch_db.run_write(_TEXT_NUMBERS)
+    result = _ask(
+        scratch_db,
+        "Which characters are from the same planet as Luke?",
+        "MATCH (c:Character)-[:HOMEWORLD]->(p:Planet) WHERE c.name = 'Luke' RETURN p.name",
+    )
+    assert result.outcome == "answered", result.attempts
+    assert sorted(tuple(row) for row in result.rows) == [
+        ("Jabba", "Tatooine"),
+        ("Owen", "Tatooine"),
+    ]
+    assert "named-node-returned" in [f.rule for f in result.rules_fired]

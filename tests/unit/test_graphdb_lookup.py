@@ -83,6 +83,28 @@ def test_properties_from_samples_types_nulls_and_sample_values() -> None:
     assert by_name["sev"].sample_values == ("SEV1", "SEV2")
 
 
+@pytest.mark.parametrize(
+    ("values", "as_text"),
+    [
+        (["172", "96", "264", "unknown", "1,358", " 36.8 "], True),
+        (["12", "7", "9", "n/a", "unknown", "none", "12"], True),  # three placeholders
+        (["12", "7", "9", "n/a", "unknown", "none", "-"], False),  # four: not placeholders
+        (["1", "2", "x", "y", "x", "y", "x", "y"], False),  # under 40% numbers
+        (["1", "1", "1", "unknown"], False),  # one distinct number
+        (["1 standard", "30-165", "0.9 standard", "2 days"], False),  # text with numbers in it
+        (["ALFKI", "ANATR", "10248"], False),
+    ],
+)
+def test_numbers_written_as_text_are_told_from_text(values: list[str], as_text: bool) -> None:
+    props = properties_from_samples([{"v": v} for v in values])
+    assert props[0].numbers_as_text is as_text
+
+
+def test_a_property_with_numbers_and_text_of_both_types_is_not_numbers_as_text() -> None:
+    samples = [{"v": 172}, {"v": 96}, {"v": "264"}, {"v": "180"}, {"v": "190"}]
+    assert properties_from_samples(samples)[0].numbers_as_text is False
+
+
 SCHEMA = GraphSchema(
     labels=(
         LabelInfo("Person", 3, (PropertyInfo("name", ("STRING",)),)),

@@ -30,13 +30,20 @@ from guardrails.cypher_policy import CypherPolicy
 DATA = yaml.safe_load((Path(__file__).parent / "repair_cases" / "cases.yaml").read_text())
 
 
+def _property(name: str, kind: str) -> PropertyInfo:
+    """`NUMBER_TEXT` is a string property that holds numbers written as text."""
+    if kind == "NUMBER_TEXT":
+        return PropertyInfo(name, ("STRING",), numbers_as_text=True)
+    return PropertyInfo(name, (kind,))
+
+
 def _schema(raw: dict[str, Any]) -> GraphSchema:
     labels = tuple(
-        LabelInfo(name, 10, tuple(PropertyInfo(p, (t,)) for p, t in props.items()))
+        LabelInfo(name, 10, tuple(_property(p, t) for p, t in props.items()))
         for name, props in raw["labels"].items()
     )
     rels = tuple(
-        RelPattern(s, t, e, 10, tuple(PropertyInfo(p, (k,)) for p, k in props.items()))
+        RelPattern(s, t, e, 10, tuple(_property(p, k) for p, k in props.items()))
         for s, t, e, *more in raw["relationships"]
         for props in [more[0] if more else {}]
     )
