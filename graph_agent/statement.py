@@ -304,6 +304,19 @@ def distinct_read(cypher: str) -> str | None:
     return statement.edited([(keyword.end, keyword.end, " DISTINCT")])
 
 
+def without_order(cypher: str) -> str | None:
+    """The statement without its final ORDER BY (the RETURN's sort); None when it has none
+    after its final RETURN."""
+    statement = Statement(cypher)
+    returned, order = statement.final_return(), statement.last("ORDER")
+    if returned is None or order is None or order < returned[0]:
+        return None
+    tokens = statement.tokens
+    end = statement.clause_end(order)
+    stop = tokens[end].position if end < len(tokens) else len(cypher)
+    return (cypher[: tokens[order].position] + cypher[stop:]).rstrip()
+
+
 def binding(tokens: Sequence[Token], var: str) -> int | None:
     """The index of the "(" that first binds `var` with a label (`(var:Label`)."""
     return next(

@@ -213,6 +213,19 @@ _MOST = re.compile(
     rf"{SUPERLATIVE_EST})\b",
     re.IGNORECASE,
 )
+_ORDER_WORDS = re.compile(
+    r"\b(?:in\s+(?:\w+\s+)?order|order(?:ed)?\s+by|sort(?:ed)?|rank(?:ed|ing)?|"
+    r"alphabetical(?:ly)?|chronological(?:ly)?|first|last)\b",
+    re.IGNORECASE,
+)
+
+
+def asks_order(question: str) -> bool:
+    """Whether the question asks for an order: a superlative ("the most", "the tallest"),
+    "in order of", "sorted", "ranked", "first", "last"."""
+    return bool(_MOST.search(question) or _ORDER_WORDS.search(question))
+
+
 _COUNTED = re.compile(
     r"\b(?:top|first)\s+\d+|\b(?:two|three|four|five|six|seven|eight|nine|ten|\d+)\b", re.IGNORECASE
 )

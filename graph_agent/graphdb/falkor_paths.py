@@ -15,6 +15,9 @@ variables would become columns). What it costs a count over a chain: bench/graph
 
 from __future__ import annotations
 
+import functools
+from collections.abc import Sequence
+
 from guardrails import Token, nesting, split_top_level, tokenize
 
 PART_ENDS = (
@@ -60,20 +63,22 @@ def with_path_variables(cypher: str) -> str:
     return text
 
 
-def readable(cypher: str) -> tuple[list[Token], list[int]] | None:
+@functools.lru_cache(maxsize=32)
+def readable(cypher: str) -> tuple[tuple[Token, ...], tuple[int, ...]] | None:
     """The statement's tokens and each one's bracket depth, for a rewrite before the engine;
     None when it cannot be read whole (an unclosed string or bracket) or returns `*` (new
-    variables would become columns)."""
-    tokens = tokenize(cypher)
+    variables would become columns). Kept for the last few statements: both engine rewrites
+    read each statement, and the second mostly gets it unchanged from the first."""
+    tokens = tuple(tokenize(cypher))
     if any(t.kind == "error" for t in tokens):
         return None
-    depths = [depth for _, _, depth in nesting(tokens)]
+    depths = tuple(depth for _, _, depth in nesting(list(tokens)))
     if min(depths, default=0) < 0 or returns_star(tokens, depths):
         return None
     return tokens, depths
 
 
-def returns_star(tokens: list[Token], depths: list[int]) -> bool:
+def returns_star(tokens: Sequence[Token], depths: Sequence[int]) -> bool:
     return any(
         depths[i] == 0
         and tok.is_keyword("RETURN", "WITH")
@@ -83,7 +88,7 @@ def returns_star(tokens: list[Token], depths: list[int]) -> bool:
     )
 
 
-def _unbound_relationship_pattern(part: list[Token]) -> bool:
+def _unbound_relationship_pattern(part: Sequence[Token]) -> bool:
     """A pattern part that starts with a node and holds a relationship (`-` outside its
     nodes' and relationships' brackets), with no `p =` before it and no variable-length hop:
     `-[:REPORTS_TO*]->` asks whether an end is reached, and enumerating every path of it (what

@@ -16,6 +16,7 @@ team: bench/graph_layer.py.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 from graph_agent.graphdb.falkor_paths import PART_ENDS, fresh_names, readable
@@ -82,7 +83,7 @@ def with_distinct_relationships(cypher: str) -> str:
 
 
 def _next_keyword(
-    tokens: list[Token], depths: list[int], first: int, words: tuple[str, ...]
+    tokens: Sequence[Token], depths: Sequence[int], first: int, words: tuple[str, ...]
 ) -> int:
     return next(
         (j for j in range(first, len(tokens)) if depths[j] == 0 and tokens[j].is_keyword(*words)),
@@ -90,7 +91,7 @@ def _next_keyword(
     )
 
 
-def _hops(tokens: list[Token], depths: list[int], first: int, end: int) -> list[_Hop]:
+def _hops(tokens: Sequence[Token], depths: Sequence[int], first: int, end: int) -> list[_Hop]:
     """The fixed-length relationships written at the top level of tokens[first:end]."""
     hops = []
     for i in range(first, end - 1):
@@ -106,7 +107,7 @@ def _hops(tokens: list[Token], depths: list[int], first: int, end: int) -> list[
     return hops
 
 
-def _bracketed(tokens: list[Token], open_idx: int) -> _Hop | None:
+def _bracketed(tokens: Sequence[Token], open_idx: int) -> _Hop | None:
     """The relationship `[name:A|B {...}]` opened at `open_idx`; None for a variable-length one
     or one this reader does not follow."""
     inside = []

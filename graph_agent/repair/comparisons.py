@@ -518,11 +518,19 @@ def numbers_as_text_fix(cypher: str, schema: GraphSchema) -> tuple[str, str] | N
             first = i + 3 if tokens[i + 2].is_keyword("DISTINCT") else i + 2
             if read_at(first) and tokens[first + 3 : first + 4] and tokens[first + 3].is_punct(")"):
                 convert(first, first + 3)
+    returned = statement.final_return()
     for key in statement.order_keys():
         words = statement.words(key)
         prop = sort_key_property(statement, key, schema) if len(words) == 1 else None
         if (len(words) == 3 and read_at(key.first)) or (prop is not None and prop.numbers_as_text):
             convert(key.first, key.end, key.descending)  # `v.prop`, or the alias of one returned
+        elif len(words) == 1 and key.descending and returned is not None:
+            # The alias of an aggregate of one (`avg(s.average_height) AS h`): a placeholder
+            # made null, and a descending sort puts nulls first.
+            item = next((it for it in returned[1] if it.alias == words[0]), None)
+            if item is not None and any(read_at(k) for k in range(item.first, item.end)):
+                at = statement.tokens[key.first]
+                edits[at.position] = (at.position, at.position, f"{at.text} IS NULL, ")
     if not edits:
         return None
     read = ", ".join(dict.fromkeys(changed))

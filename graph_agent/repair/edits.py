@@ -4,14 +4,14 @@ it, an unbound variable matched through the one relationship that reaches it."""
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Sequence
 
 from graph_agent.graphdb.protocol import GraphSchema, LabelInfo
 from graph_agent.graphdb.schema import quote_name_if_needed
 from graph_agent.lint import MapEntry, node_map_entries, without_entries
-from graph_agent.pruning import name_words
+from graph_agent.pruning import name_words, question_words
 from graph_agent.question_fit import counted_label
-from graph_agent.repair.relationships import written_hops
+from graph_agent.repair.relationships import Hop, written_hops
 from graph_agent.schema_check import chain_starts, check_schema, has_property, neighbours_with
 from graph_agent.statement import (
     Item,
@@ -30,6 +30,7 @@ from guardrails import (
     Token,
     enclosing,
     matching_close,
+    matching_open,
     nesting,
     referenced_names,
     stem,
@@ -959,3 +960,93 @@ def same_name(written: str, known: str) -> bool:
 def _bare(name: str) -> str:
     word = re.sub(r"[_\-\s]", "", name.casefold())
     return word[:-1] if word.endswith("s") and len(word) > 3 else word
+
+
+def _node_span(tokens: Sequence[Token], hop: Hop, right: bool) -> tuple[int, int] | None:
+    """The token indexes of the `(` and `)` of the node written on one side of `hop`."""
+    if right:
+        shut = matching_close(tokens, hop.last + 1)
+        return (hop.last + 1, shut) if shut is not None else None
+    opened = matching_open(tokens, hop.first - 1)
+    return (opened, hop.first - 1) if opened is not None else None
+
+
+def named_node_linked(cypher: str, question: str, schema: GraphSchema) -> tuple[str, str] | None:
+    """The statement with a named node that only touches another named node tied to the asked
+    node instead, and what changed; None unless that is unambiguous.
+
+    "Which characters from Naboo appeared in The Phantom Menace?" written `MATCH (p:Planet
+    {name: 'Naboo'})-[:APPEARED_IN]->(f:Film {title: 'The Phantom Menace'})<-[:APPEARED_IN]-
+    (c:Character) RETURN c.name` (a Star Wars trial) listed the film's whole cast: a hop
+    between two named nodes is true or false once, for every row, so Naboo filtered nothing.
+    The named node is tied to the asked one (the one node the RETURN reads that no literal
+    names) by the one relationship between their labels (or the one of several whose words
+    the question says): `MATCH (f:Film {…})<-[:APPEARED_IN]-(c:Character), (c)-[:HOMEWORLD]->
+    (p:Planet {name: 'Naboo'})`. Not where the question says the named nodes' own relationship
+    and no other hop of the statement accounts for the words ("Who acted in The Matrix,
+    directed by Lana Wachowski?" ties the director to the film, as asked)."""
+    statement = Statement(cypher)
+    returned = statement.final_return()
+    if returned is None or statement.has_union:
+        return None
+    tokens = statement.tokens
+    names = referenced_names(cypher)
+    named = _named_variables(cypher)
+    at = returned[0]
+    read = {
+        t.name
+        for k, t in enumerate(tokens[at:], start=at)
+        if t.is_name and t.name in names.variables and not tokens[k - 1].is_punct(".")
+    }
+    asked = read - named
+    if len(asked) != 1:
+        return None
+    x = asked.pop()
+    hops = list(written_hops(tokens, names))
+
+    def pinned(span: tuple[int, int] | None, var: str | None) -> bool:
+        if var is not None:
+            return var in named
+        return span is not None and any(t.is_punct("{") for t in tokens[span[0] : span[1]])
+
+    found = []
+    for hop in hops:
+        for right in (False, True):  # the named node on the hop's left, then on its right
+            a_var, b_var = (hop.right_var, hop.left_var) if right else (hop.left_var, hop.right_var)
+            span = _node_span(tokens, hop, right)
+            if not (pinned(span, a_var) and b_var in named) or a_var in read or a_var == x:
+                continue
+            if a_var is not None and sum(a_var in (h.left_var, h.right_var) for h in hops) != 1:
+                continue
+            next_to = [h for h in hops if {x, b_var} == {h.left_var, h.right_var}]
+            if span is not None and next_to:
+                found.append((hop, right, span, next_to[0]))
+    if len(found) != 1:
+        return None
+    hop, right, span, beside = found[0]
+    words = question_words(question)
+    if name_words(hop.rel_type) & words and hop.rel_type != beside.rel_type:
+        return None  # the question says the named nodes' own relationship
+    near, far = names.variables.get(x), hop.right if right else hop.left
+    if near is None or far is None or near == far:
+        return None
+    rels = {
+        (r.type, r.start == near) for r in schema.relationships if {r.start, r.end} == {near, far}
+    }
+    if len(rels) > 1:
+        rels = {r for r in rels if name_words(r[0]) & words}
+    if len(rels) != 1:
+        return None
+    rel_type, outward = rels.pop()
+    node = cypher[tokens[span[0]].position : tokens[span[1]].end]
+    if right:
+        cut = (tokens[hop.first].position, tokens[span[1]].end)
+    else:
+        cut = (tokens[span[0]].position, tokens[hop.last].end)
+    clause = max(c for c in statement.clauses if c <= hop.first)
+    if statement.keyword_at(clause) != "MATCH":
+        return None
+    end = tokens[statement.clause_end(clause) - 1].end
+    arrow = f"-[:{rel_type}]->" if outward else f"<-[:{rel_type}]-"
+    text = statement.edited([(*cut, ""), (end, end, f", ({x}){arrow}{node}")])
+    return text, f"{node} tied to {x} by {rel_type}, not to the other named node"

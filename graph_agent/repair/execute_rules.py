@@ -34,8 +34,8 @@ from graph_agent.result import Stage
 from graph_agent.schema_check import arrow, two_hop_paths
 from graph_agent.schema_examples import literal
 from graph_agent.state import UnconfirmedRows
-from graph_agent.statement import Statement, distinct_read, fresh_variable
-from graph_agent.superlatives import TIE_ROWS, tie_read, tied_rows
+from graph_agent.statement import Statement, distinct_read, fresh_variable, without_order
+from graph_agent.superlatives import TIE_ROWS, asks_order, tie_read, tied_rows
 from graph_agent.words import article
 from guardrails import referenced_names, stem, tokenize
 
@@ -652,6 +652,11 @@ async def distinct_rows(case: Case) -> Fix | None:
     if len(_without_repeats(case.rows)) == len(case.rows):
         return None
     statement = distinct_read(case.cypher)
+    if statement is None and not asks_order(case.question):
+        # A sort nobody asked for, on what the rows do not show (`ORDER BY f.created`), is all
+        # that stops DISTINCT: the read goes without it.
+        unsorted = without_order(case.cypher)
+        statement = distinct_read(unsorted) if unsorted is not None else None
     if statement is None:
         return None
     kept = await _read_again(case, statement, empty=lambda rows: not rows)

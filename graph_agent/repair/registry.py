@@ -9,7 +9,7 @@
 |          |                 |         | relationship-direction, relationship-word,         |
 |          |                 |         | relationship-measure, count-of-a-number,           |
 |          |                 |         | counted-road, counted-by-property, counted-list,   |
-|          |                 |         | named-node-returned,                               |
+|          |                 |         | named-node-returned, named-node-linked,            |
 |          |                 |         | which-names-the-thing,                             |
 |          |                 |         | name-parts, superlative-sort-direction,            |
 |          |                 |         | superlative-one-row, superlative-top-rows,         |
@@ -168,6 +168,7 @@ RULES: tuple[Rule, ...] = (
     v.counted_by_property_rule,
     v.counted_list_rule,
     v.named_node_returned_rule,
+    v.named_node_linked_rule,
     v.which_names_the_thing,
     v.name_parts,
     v.superlative_sort_direction,

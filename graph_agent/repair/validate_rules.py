@@ -29,6 +29,7 @@ from graph_agent.repair.edits import (
     counted_road,
     grouped_with,
     label_chain,
+    named_node_linked,
     named_node_returned,
     property_through_neighbour,
     respelled_names,
@@ -606,6 +607,18 @@ def named_node_returned_rule(case: Case) -> Fix | None:
     fixed = named_node_returned(case.cypher, case.question, case.ctx.schema) or co_linked_node(
         case.cypher, case.question, case.ctx.schema
     )
+    return Fix(fixed[1], cypher=fixed[0]) if fixed else None
+
+
+@rule("named-node-linked", V, S, Kind.REWRITE)
+def named_node_linked_rule(case: Case) -> Fix | None:
+    """ "Which characters from Naboo appeared in The Phantom Menace?" written with the planet
+    Naboo appearing in the film (a Star Wars trial): the film's whole cast, since a hop
+    between two named nodes holds or not once for every row. A named node that only touches
+    another named node is tied to the asked node (the one the RETURN reads that no literal
+    names) by the one relationship between their labels, or the one of several the question
+    says; not where the question says the named nodes' own relationship."""
+    fixed = named_node_linked(case.cypher, case.question, case.ctx.schema)
     return Fix(fixed[1], cypher=fixed[0]) if fixed else None
 
 

@@ -643,3 +643,73 @@ def test_the_others_who_share_the_named_node_are_returned_with_it(scratch_db: Gr
         ("Owen", "Tatooine"),
     ]
     assert "named-node-returned" in [f.rule for f in result.rules_fired]
+
+
+_FILMS = (
+    "CREATE (tat:Planet {name: 'Tatooine'}), (nab:Planet {name: 'Naboo'}), "
+    "(tpm:Film {title: 'The Phantom Menace', created: 2}), (anh:Film {title: 'A New Hope', "
+    "created: 1}), (falcon:Starship {name: 'Falcon'}), (nab)-[:APPEARED_IN]->(tpm), "
+    "(tat)-[:APPEARED_IN]->(tpm), (tat)-[:APPEARED_IN]->(anh), "
+    "(:Character {name: 'Padme'})-[:HOMEWORLD]->(nab), (:Character {name: 'Jar Jar'})"
+    "-[:HOMEWORLD]->(nab), (:Character {name: 'Luke'})-[:HOMEWORLD]->(tat), "
+    "(:Character {name: 'Qui-Gon'})-[:HOMEWORLD]->(tat), "
+    "(han:Character {name: 'Han'}), (chewie:Character {name: 'Chewie'}), "
+    "(han)-[:PILOT]->(falcon), (chewie)-[:PILOT]->(falcon), (han)-[:APPEARED_IN]->(anh), "
+    "(chewie)-[:APPEARED_IN]->(anh), (chewie)-[:APPEARED_IN]->(tpm)"
+)
+
+
+def test_a_named_node_tied_only_to_another_named_node_is_tied_to_the_asked_one(
+    scratch_db: GraphDB,
+) -> None:
+    # The Star Wars trial: Naboo "appeared in" the film, so the film's whole cast came back.
+    scratch_db.run_write(_FILMS)
+    scratch_db.run_write(
+        "MATCH (c:Character), (f:Film {title: 'The Phantom Menace'}) "
+        "WHERE c.name IN ['Padme', 'Jar Jar', 'Qui-Gon'] CREATE (c)-[:APPEARED_IN]->(f)"
+    )
+    result = _ask(
+        scratch_db,
+        "Which characters from Naboo appeared in The Phantom Menace?",
+        "MATCH (p:Planet {name: 'Naboo'})-[:APPEARED_IN]->(f:Film {title: 'The Phantom Menace'})"
+        "<-[:APPEARED_IN]-(c:Character) RETURN c.name",
+    )
+    assert result.outcome == "answered", result.attempts
+    assert sorted(tuple(row) for row in result.rows) == [("Jar Jar",), ("Padme",)]
+    assert "named-node-linked" in [f.rule for f in result.rules_fired]
+
+
+def test_a_list_that_repeats_under_a_sort_nobody_asked_for_is_read_distinct(
+    scratch_db: GraphDB,
+) -> None:
+    # The Star Wars trial: the Falcon's pilots' films, sorted by when each film node was made.
+    scratch_db.run_write(_FILMS)
+    result = _ask(
+        scratch_db,
+        "Which films did the pilots of the Falcon appear in?",
+        "MATCH (:Starship {name: 'Falcon'})<-[:PILOT]-(c:Character)-[:APPEARED_IN]->(f:Film) "
+        "RETURN f.title ORDER BY f.created DESC LIMIT 100",
+    )
+    assert result.outcome == "answered", result.attempts
+    assert sorted(tuple(row) for row in result.rows) == [("A New Hope",), ("The Phantom Menace",)]
+    assert "distinct-rows" in [f.rule for f in result.rules_fired]
+
+
+def test_an_average_of_numbers_as_text_sorted_descending_puts_the_unknown_last(
+    scratch_db: GraphDB,
+) -> None:
+    scratch_db.run_write(_TEXT_NUMBERS)
+    scratch_db.run_write(  # a planet whose only character's mass is unknown: an average of null
+        "CREATE (:Character {name: 'Zed', height: 'unknown', mass: 'unknown'})"
+        "-[:HOMEWORLD]->(:Planet {name: 'Kamino'})"
+    )
+    result = _ask(
+        scratch_db,
+        "Which planet's characters are the heaviest on average?",
+        "MATCH (c:Character)-[:HOMEWORLD]->(p:Planet) RETURN p.name AS planet, avg(c.mass) AS mass "
+        "ORDER BY mass DESC LIMIT 1",
+    )
+    assert result.outcome == "answered", result.attempts
+    assert [row[0] for row in result.rows] == ["Tatooine"]
+    fired = [f for f in result.rules_fired if f.rule == "numbers-as-text"]
+    assert fired and "mass IS NULL, mass DESC" in (fired[0].cypher or "")
