@@ -746,3 +746,47 @@ def tied_rows(rows: list[list[Any]], column: int) -> list[list[Any]]:
     if top is None:
         return rows[:1]
     return [row for row in rows if row[column] == top and type(row[column]) is type(top)]
+
+
+def asked_not_counted_fix(
+    cypher: str, question: str, schema: GraphSchema
+) -> tuple[str, str] | None:
+    """ "Which film has the most planets?" answered by `MATCH (f:Film)<-[:APPEARED_IN]-
+    (p:Planet) RETURN p.name AS planet, count(*) AS count ORDER BY count DESC LIMIT 1` (a Star
+    Wars trial): the rows were grouped by the counted thing, so the planet in the most films
+    came back. Where a "which <label> … the most/fewest <other label>" question's RETURN is one
+    count beside one read of the one node of the counted label, and one node of the asked
+    label is matched, what the asked node is called by replaces that read (and the count is
+    then per asked node). Not behind a WITH or UNION, nor where the sort reads the replaced
+    column."""
+    asked, found = asked_label(question, schema), _MOST_OF.search(question)
+    if asked is None or found is None:
+        return None
+    counted = label_said(re.findall(r"[A-Za-z][\w-]*", question[found.start(1) :])[:3], schema)
+    if counted is None or counted.label.name == asked[0].name:
+        return None
+    statement = Statement(cypher)
+    returned = statement.final_return()
+    if returned is None or statement.has_union or statement.last("WITH") is not None:
+        return None
+    items = returned[1]
+    others = [item for item in items if not _count_call(statement, item)]
+    if len(items) != 2 or len(others) != 1:
+        return None
+    item = others[0]
+    words = statement.words(item)
+    names = referenced_names(cypher)
+    if len(words) != 3 or words[1] != "." or names.variables.get(words[0]) != counted.label.name:
+        return None
+    holders = [v for v, label in names.variables.items() if label == asked[0].name]
+    props = name_properties(asked[0])
+    if len(holders) != 1 or not props:
+        return None
+    replaced = {statement.source(item.first, item.end), item.alias}
+    if any(statement.source(k.first, k.end) in replaced for k in statement.order_keys()):
+        return None
+    tokens = statement.tokens
+    stop = tokens[item.end + 1].end if item.alias else tokens[item.end - 1].end
+    named = ", ".join(f"{holders[0]}.{p} AS {p}" for p in props)
+    fixed = statement.edited([(tokens[item.first].position, stop, named)])
+    return fixed, f"returned {named}, the asked {asked[0].name}, not the counted {words[0]}"

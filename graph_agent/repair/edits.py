@@ -310,6 +310,7 @@ def named_node_returned(cypher: str, question: str, schema: GraphSchema) -> tupl
 
 _CO_LINK = r"\b(?:with|as|besides|beside|alongside)\s+(?:the\s+)?{}(?!\w)"
 _OTHERS = re.compile(r"\b(?:who|whom|what|which)\s+else\b|\bother\b", re.IGNORECASE)
+_SHARING = re.compile(r"\b(?:else|others?|same|also|too|besides|shared?)\b", re.IGNORECASE)
 
 
 def co_linked_node(cypher: str, question: str, schema: GraphSchema) -> tuple[str, str] | None:
@@ -1050,3 +1051,79 @@ def named_node_linked(cypher: str, question: str, schema: GraphSchema) -> tuple[
     arrow = f"-[:{rel_type}]->" if outward else f"<-[:{rel_type}]-"
     text = statement.edited([(*cut, ""), (end, end, f", ({x}){arrow}{node}")])
     return text, f"{node} tied to {x} by {rel_type}, not to the other named node"
+
+
+def walked_back(cypher: str, question: str) -> tuple[str, str, str] | None:
+    """The statement with a walk back to the node it left read as that node, what changed,
+    and a read that finds a middle node with two such relationships (the walk back then means
+    the others: "the other films of The Matrix's directors"); None when it walks back nowhere.
+
+    `MATCH (t:Type {type: 'xl'})<-[:TYPE]-(m:Machine), (m)-[:TYPE]->(t2:Type) RETURN t2.ram`
+    for "How much RAM does the xl machine type have?" (a dev statement): a machine has one TYPE
+    relationship, and Cypher binds a relationship once in a MATCH, so the walk back to another
+    type finds nothing; the statement means the type it left. Where two hops of one type and
+    direction start at a middle node of a known label and end at two nodes of one label, the
+    second unfiltered, the second hop goes and its node is read as the first (`RETURN t.ram`).
+    Not for a question of others ("else", "other", "same", "also", "too"), nor where the
+    relationships end at the middle (people in one city: the others who share it)."""
+    if _SHARING.search(question):
+        return None
+    tokens = tokenize(cypher)
+    names = referenced_names(cypher)
+    named = _named_variables(cypher)
+    hops = list(written_hops(tokens, names))
+    for first in hops:
+        for second in hops:
+            if second is first or second.rel_type != first.rel_type:
+                continue
+            ends = _walk_back(first, second)
+            if ends is None:
+                continue
+            middle, kept, gone, gone_right = ends
+            label = names.variables.get(kept)
+            middle_label = names.variables.get(middle)
+            if gone in named or kept == gone or label is None or middle_label is None:
+                continue
+            if names.variables.get(gone) != label:
+                continue
+            span = _node_span(tokens, second, gone_right)
+            if span is None or any(t.is_punct("{") for t in tokens[span[0] : span[1]]):
+                continue
+            if gone_right:
+                cut = (tokens[second.first].position, tokens[span[1]].end)
+            else:
+                cut = (tokens[span[0]].position, tokens[second.last].end)
+            edits = [(*cut, "")] + [
+                (t.position, t.end, kept)
+                for k, t in enumerate(tokens)
+                if t.is_name
+                and t.name == gone
+                and not (k and tokens[k - 1].is_punct("."))
+                and not cut[0] <= t.position < cut[1]
+            ]
+            arrow = f"-[:{quote_name_if_needed(first.rel_type)}]->"
+            twice = (
+                f"MATCH (m:{quote_name_if_needed(middle_label)}){arrow}(:{quote_name_if_needed(label)}) "
+                "WITH m, count(*) AS n WHERE n > 1 RETURN 1 LIMIT 1"
+            )
+            detail = (
+                f"{gone} read as {kept}: a {middle_label} has one {first.rel_type}, walked back"
+            )
+            return _replaced(cypher, edits), detail, twice
+    return None
+
+
+def _walk_back(first: Hop, second: Hop) -> tuple[str, str, str, bool] | None:
+    """For two hops whose relationships start at one middle node, the middle, the node the
+    first reaches, the node the second reaches and whether that one is on the second's right."""
+
+    def ends(hop: Hop) -> tuple[str | None, str | None, bool]:
+        if hop.points_right:
+            return hop.left_var, hop.right_var, True
+        return hop.right_var, hop.left_var, False
+
+    m1, a, _ = ends(first)
+    m2, b, b_right = ends(second)
+    if m1 is not None and m1 == m2 and a is not None and b is not None:
+        return m1, a, b, b_right
+    return None

@@ -27,7 +27,7 @@ from graph_agent.lint import (
     with_property,
 )
 from graph_agent.question_fit import counted_label_feedback, left_out_values_feedback
-from graph_agent.repair.edits import EACH
+from graph_agent.repair.edits import EACH, walked_back
 from graph_agent.repair.probes import Prober, matches_something, nothing_found
 from graph_agent.repair.rule import Case, Fix, Kind, Phase, Trigger, rule
 from graph_agent.result import Stage
@@ -55,6 +55,30 @@ this many are read for the ones close in spelling to a literal that matches noth
 STORED_VALUES_SHOWN = 30
 """Up to this many distinct values the note shows them all; of more, only the close ones."""
 _WORD = re.compile(r"[^\W_]+")
+
+
+@rule("walked-back", E, Trigger.EMPTY_RESULT, Kind.REWRITE)
+async def walked_back_rule(case: Case) -> Fix | None:
+    """No rows: `MATCH (t:Type {type: 'xl'})<-[:TYPE]-(m:Machine), (m)-[:TYPE]->(t2:Type)
+    RETURN t2.ram` for "How much RAM does the xl machine type have?" (a dev statement): each
+    machine has one TYPE relationship, which a MATCH binds once, so walking back over it to
+    another type finds nothing. Where no node of the middle's label has two such
+    relationships (one bounded read), the node the walk back reaches is read as the one it
+    left (`RETURN t.ram`) and the statement read again; its rows are the answer. Not in a
+    restricted channel (the reads would bypass its redaction)."""
+    fixed = walked_back(case.cypher, case.question)
+    if fixed is None or case.ctx.policy is not None:
+        return None
+    statement, detail, twice = fixed
+    try:  # a middle node with two of them: the walk back may mean the others, and found none
+        if await case.probe.rows(twice, None, 1):
+            return None
+    except GraphError:
+        logger.debug("the walk-back probe failed", exc_info=True)
+        return None
+    if (kept := await _read_again(case, statement)) is None:
+        return None
+    return Fix(detail, cypher=statement, update=kept)
 
 
 @rule("value-completed", E, Trigger.EMPTY_RESULT, Kind.REWRITE)

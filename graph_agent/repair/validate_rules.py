@@ -52,6 +52,7 @@ from graph_agent.schema_examples import question_focus
 from graph_agent.statement import with_limit
 from graph_agent.superlatives import (
     age_property_fix,
+    asked_not_counted_fix,
     counted_property_fix,
     identify_fix,
     name_parts_fix,
@@ -629,9 +630,14 @@ def which_names_the_thing(case: Case) -> Fix | None:
     back. The asked node's identifying property (first and last name where it has both) is
     added to the RETURN, which also groups the count per data center.
     "What is the earliest movie Tom Hanks acted in?" answered by the film's year alone (a
-    Movies trial): the film's title is added (thing_of_measure_fix)."""
-    fixed = identify_fix(case.cypher, case.question, case.ctx.schema) or thing_of_measure_fix(
-        case.cypher, case.question, case.ctx.schema
+    Movies trial): the film's title is added (thing_of_measure_fix). "Which film has the most
+    planets?" answered by the planet in the most films, grouped by the counted node (a Star
+    Wars trial): the asked node's name replaces the counted node's (asked_not_counted_fix)."""
+    schema = case.ctx.schema
+    fixed = (
+        identify_fix(case.cypher, case.question, schema)
+        or thing_of_measure_fix(case.cypher, case.question, schema)
+        or asked_not_counted_fix(case.cypher, case.question, schema)
     )
     return Fix(fixed[1], cypher=fixed[0]) if fixed else None
 

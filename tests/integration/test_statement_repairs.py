@@ -441,6 +441,14 @@ CASES = [
         "MATCH (:Product {productName: 'Chai'})<-[o:ORDERS]-(:Order) RETURN sum(o.quantity)",
         ["relationship-property"],
     ),
+    (  # a dev statement (net-xl-ram): each machine has one TYPE, bound once by the MATCH
+        "network",
+        "How much RAM does the xl machine type have?",
+        "MATCH (t:Type {type: 'xl'})<-[:TYPE]-(m:Machine), (m)-[:TYPE]->(t2:Type) "
+        "RETURN DISTINCT t2.ram AS ram",
+        "MATCH (t:Type {type: 'xl'}) RETURN t.ram",
+        ["walked-back"],
+    ),
 ]
 
 
@@ -713,3 +721,17 @@ def test_an_average_of_numbers_as_text_sorted_descending_puts_the_unknown_last(
     assert [row[0] for row in result.rows] == ["Tatooine"]
     fired = [f for f in result.rules_fired if f.rule == "numbers-as-text"]
     assert fired and "mass IS NULL, mass DESC" in (fired[0].cypher or "")
+
+
+def test_which_x_has_the_most_y_grouped_by_y_names_the_x(scratch_db: GraphDB) -> None:
+    # The Star Wars trial: "Which film has the most planets?" named the planet in most films.
+    scratch_db.run_write(_FILMS)
+    result = _ask(
+        scratch_db,
+        "Which film has the most planets?",
+        "MATCH (f:Film)<-[:APPEARED_IN]-(p:Planet) RETURN p.name AS planet, count(*) AS planets "
+        "ORDER BY planets DESC LIMIT 1",
+    )
+    assert result.outcome == "answered", result.attempts
+    assert [tuple(row) for row in result.rows] == [("The Phantom Menace", 2)]
+    assert "which-names-the-thing" in [f.rule for f in result.rules_fired]
