@@ -515,7 +515,8 @@ def numbers_as_text_fix(cypher: str, schema: GraphSchema) -> tuple[str, str] | N
             if read_at(i + 1) and compared(i - 1, ordered):
                 convert(i + 1, i + 4)
         elif is_aggregate_call(tokens, i) and tok.text.upper() in _NUMBER_AGGREGATES:
-            first = i + 3 if tokens[i + 2].is_keyword("DISTINCT") else i + 2
+            distinct = i + 2 < len(tokens) and tokens[i + 2].is_keyword("DISTINCT")
+            first = i + 3 if distinct else i + 2
             if read_at(first) and tokens[first + 3 : first + 4] and tokens[first + 3].is_punct(")"):
                 convert(first, first + 3)
     returned = statement.final_return()

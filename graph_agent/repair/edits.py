@@ -262,7 +262,7 @@ def _plain_return(cypher: str) -> tuple[Statement, int, ReferencedNames] | None:
     final RETURN, no UNION and no aggregate; None otherwise."""
     statement = Statement(cypher)
     returned = statement.final_return()
-    if returned is None or statement.has_union:
+    if returned is None or statement.has_union or not returned[1]:
         return None
     tokens = statement.tokens
     if any(is_aggregate_call(tokens, i) for i in range(len(tokens))):
@@ -1044,8 +1044,8 @@ def named_node_linked(cypher: str, question: str, schema: GraphSchema) -> tuple[
         cut = (tokens[hop.first].position, tokens[span[1]].end)
     else:
         cut = (tokens[span[0]].position, tokens[hop.last].end)
-    clause = max(c for c in statement.clauses if c <= hop.first)
-    if statement.keyword_at(clause) != "MATCH":
+    clause = max((c for c in statement.clauses if c <= hop.first), default=None)
+    if clause is None or statement.keyword_at(clause) != "MATCH":
         return None
     end = tokens[statement.clause_end(clause) - 1].end
     arrow = f"-[:{rel_type}]->" if outward else f"<-[:{rel_type}]-"

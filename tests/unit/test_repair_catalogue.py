@@ -349,3 +349,26 @@ def test_stored_values_through_the_runner_and_switched_off() -> None:
         )
     )
     assert asyncio.run(off.first(Trigger.EMPTY_RESULT)) is None
+
+
+_CUT_SHORT = [
+    "MATCH (n) RETURN max(",
+    "MATCH (n) RETURN",
+    "(a:Person {name: 'X'})-[:LIVES_IN]->(c:City {name: 'London'})<-[:LIVES_IN]-(p:Person) RETURN p.name",
+    "MATCH (a:Person)-[:LIVES_IN]->(c:City), (a)-[:LIVES_IN]->(",
+    "MATCH (e:Edition) WHERE e.price >",
+    "MATCH (e:Edition) RETURN e.isbn ORDER BY",
+    "MATCH (e:Edition) RETURN avg(e.price) AS p ORDER BY p DESC, ",
+    "RETURN 'unclosed",
+]
+
+
+@pytest.mark.parametrize("cypher", _CUT_SHORT)
+def test_statement_rules_pass_a_statement_cut_short_by_without_raising(cypher: str) -> None:
+    """A model's reply can stop mid-statement: every statement rule reads it and gives a fix
+    or nothing; the engine's own check then reports what is wrong with it."""
+    questions = ["Which people from London influenced X?", "Who else lives in London?"]
+    for rule in (r for r in RULES if r.trigger is Trigger.STATEMENT):
+        for question in questions:
+            case = _case({"rule": rule.name, "cypher": cypher, "question": question}, None, None)
+            asyncio.run(rule.apply(case))
