@@ -13,6 +13,7 @@ import pytest
 from bot.wiring import build_agent
 from graph_agent.graphdb.falkor import FalkorGraph
 from graph_agent.llm import LLMs
+from graph_agent.result import AgentResult
 from memory import open_memory
 from rig.scripted_llm import ScriptedChatModel
 from rig.slack import (
@@ -82,6 +83,26 @@ def _send(rig: SlackRig, item: HostileInput, text: str) -> tuple[str, str, int]:
     return CHANNEL, str(message["ts"]), 1
 
 
+def _story(result: AgentResult | None) -> str:
+    """What a run did, for a failure message: a layer that let an input through once (CI, 2
+    of 162 items, not seen again in many runs) must say which path it took."""
+    if result is None:
+        return "no run"
+    attempts = [
+        f"{a.stage}: {a.cypher[:90]!r} -> {(a.error or f'{a.rows} rows')[:90]}"
+        for a in result.attempts
+    ]
+    candidates = [
+        f"#{c.attempt} {c.cypher[:90]!r} rows={c.rows} chosen={c.chosen} "
+        f"error={(c.error or '')[:60]!r}"
+        for c in result.candidates
+    ]
+    return (
+        f"outcome={result.outcome} unconfirmed={result.unconfirmed} cypher={result.cypher!r}\n"
+        f"attempts: {attempts}\ncandidates: {candidates}\nanswer: {result.answer[:200]!r}"
+    )
+
+
 def _secrets(rig: SlackRig) -> list[str]:
     return [rig.emulator.bot_token, rig.emulator.signing_secret]
 
@@ -112,7 +133,10 @@ def test_hostile_input_changes_nothing_and_gets_a_kind_reply(
     assert not leaks, f"the reply shows internals: {leaks}: {reply[:300]}"
     crashes = [r for r in caplog.records if r.levelno >= logging.ERROR]
     assert not crashes, [r.getMessage()[:200] for r in crashes]
-    assert stopped == item.layer, f"expected the {item.layer} layer to stop it, got {stopped}"
+    assert stopped == item.layer, (
+        f"expected the {item.layer} layer to stop it, got {stopped}; {len(runs)} run(s); "
+        + _story(result)
+    )
     if item.layer == "intent":
         assert "only read the graph" in reply, reply[:300]
     if item.layer == "policy":
