@@ -200,6 +200,17 @@ def path_patterns(
     for node in nodes:
         if targets:
             found = [p for t in targets for p in schema_paths(schema, node.label, t) if p.hops]
+            if node.label in asked:
+                # The value is the asked node's own ("How many drug crimes are there?"): a
+                # road back to its label only through a relationship the question words ("who
+                # knows Jessica Kelly?"). Offered a three-hop cycle through a person's address,
+                # the 1.5B model took it for "drug crimes" (a trial on the POLE graph).
+                found = [
+                    p
+                    for p in found
+                    if p.end != node.label
+                    or any(name_words(hop.rel.type) & words for hop in p.hops)
+                ]
         else:
             # Nothing asked beyond the values: their neighbours through a worded relationship.
             found = [
@@ -339,7 +350,17 @@ def named_nodes(question: str, hints: Sequence[Hint]) -> list[Named]:
         )
     ]
     chosen = list(dict.fromkeys(spelled))[:3] or list(dict.fromkeys(shared + close))[:2]
-    return _joined(question, chosen)
+    return _joined(question, unshadowed(question, chosen))
+
+
+def unshadowed(question: str, hints: Sequence[Hint]) -> list[Hint]:
+    """The hints less a value that is only part of a name the question writes over two
+    properties: "Kelly" as someone's first name where "Jessica Kelly" is a first name and a
+    surname (a trial on the POLE graph: the model wrote `{name: "Kelly"}` from that hint)."""
+    pairs = [node for node in _joined(question, hints) if len(node.values) == 2]
+    parts = {(node.label, value.casefold()) for node in pairs for _prop, value in node.values}
+    kept = {(node.label, prop, value) for node in pairs for prop, value in node.values}
+    return [h for h in hints if (h[0], h[2].casefold()) not in parts or h in kept]
 
 
 def _joined(question: str, hints: Sequence[Hint]) -> list[Named]:
@@ -357,7 +378,7 @@ def _joined(question: str, hints: Sequence[Hint]) -> list[Named]:
                 if b not in merged
                 and b[0] == a[0]
                 and b[1] != a[1]
-                and f"{a[2]} {b[2]}".casefold() in lowered
+                and (_side_by_side(a, b, lowered) or _side_by_side(b, a, lowered))
             ),
             None,
         )
@@ -365,5 +386,11 @@ def _joined(question: str, hints: Sequence[Hint]) -> list[Named]:
             nodes.append(Named(a[0], ((a[1], a[2]),)))
         else:
             merged |= {a, partner}
-            nodes.append(Named(a[0], ((a[1], a[2]), (partner[1], partner[2]))))
+            # In the question's order, whichever part the lookup ranked first.
+            first, second = (a, partner) if _side_by_side(a, partner, lowered) else (partner, a)
+            nodes.append(Named(a[0], ((first[1], first[2]), (second[1], second[2]))))
     return nodes
+
+
+def _side_by_side(a: Hint, b: Hint, lowered: str) -> bool:
+    return f"{a[2]} {b[2]}".casefold() in lowered

@@ -250,6 +250,11 @@ def name_properties(label: LabelInfo) -> list[str]:
         (strings[n] for n in ("lastname", "last_name", "surname", "familyname") if n in strings),
         None,
     )
+    if last and not first and "name" in strings:
+        # A surname beside a plain name: the name is the given one (a trial on the POLE graph:
+        # people and officers by name "Todd" and surname "Hamilton"; "the officer who
+        # investigated the most crimes" counted every officer called Hillard as one).
+        first = strings["name"]
     if first and last:
         return [first, last]
     display = display_property(label)

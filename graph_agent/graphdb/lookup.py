@@ -12,6 +12,7 @@ from __future__ import annotations
 import logging
 import re
 import time
+import unicodedata
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from functools import lru_cache
@@ -25,6 +26,8 @@ logger = logging.getLogger(__name__)
 CATALOG_CAP = 2000
 """Distinct values per property kept in memory; above this the property is searched per query."""
 MIN_SCORE = 0.5
+WHOLE_SCORE = 0.97
+"""How alike a window of schema words only must be: the value written whole ("Node.js")."""
 _SKIP_PROPS = re.compile(r"(^id$|_id$|^email$|^url$|_at$|_date$|^date$|^slack_channel$)")
 _STOPWORD_TEXT = """
     a about after all also an and any are as at be been before being between but by can
@@ -66,7 +69,14 @@ _TOKEN = re.compile(r"[a-z0-9]+")
 
 
 def tokens(text: str) -> list[str]:
-    return _TOKEN.findall(text.lower())
+    """Lower-case words, accents folded: "Reventón" is "reventon", not "revent" and "n" (a
+    trial on the POLE graph: "revent" was one typo from the question's "recent")."""
+    lowered = text.lower()
+    if not lowered.isascii():
+        lowered = "".join(
+            c for c in unicodedata.normalize("NFKD", lowered) if not unicodedata.combining(c)
+        )
+    return _TOKEN.findall(lowered)
 
 
 @lru_cache(maxsize=65536)
@@ -143,10 +153,39 @@ def _near(a: str, b: str) -> bool:
         return True
     short, long = sorted((a, b), key=len)
     if long.startswith(short) and len(short) >= 2:
-        return True
+        return not _not_a_stem(short, long)
     if any(c.isdigit() for c in a + b) or len(short) < 4:
         return False  # SEV1 is not SEV2, and short words are too easy to reach
     return _edit_distance(a, b) <= (1 if len(long) < 8 else 2)
+
+
+_MONTHS = frozenset(
+    [
+        "january",
+        "february",
+        "march",
+        "april",
+        "may",
+        "june",
+        "july",
+        "august",
+        "september",
+        "october",
+        "november",
+        "december",
+    ]
+)
+
+
+def _not_a_stem(short: str, long: str) -> bool:
+    """`long` starts with `short` without naming the same thing: a comparative or superlative
+    of it ("longest" is no surname Long), or a month's name inside a name ("August" is no
+    officer Augustine). A trial on the POLE graph: both became filters the question never
+    asked for."""
+    rest = long[len(short) :]
+    if len(rest) > 2 and rest[0] == short[-1]:
+        rest = rest[1:]  # "biggest"
+    return rest in ("r", "st", "er", "est") or short in _MONTHS
 
 
 def _edit_distance(a: str, b: str) -> int:
@@ -343,6 +382,11 @@ class ValueCatalog:
             self._words = [Words.of(entry.value) for entry in self.entries]
         best: dict[tuple[str, str, str], float] = {}
 
+        # A window of the schema's own words ("type", "crime") names a value only whole: the
+        # question's "type of crime" is no Vehicle model "S-Type" nor the type "Other crime".
+        names = self._schema_words()
+        schema_only = {window for window, words in windows if words.token_set <= names}
+
         def consider(label: str, prop: str, value: str, candidate: str, tokenised: Words) -> None:
             # A window counts only when it is like the value and names most of it (coverage,
             # the dearer test, only for windows that are alike at all).
@@ -351,7 +395,7 @@ class ValueCatalog:
                 alike = _similarity(window_words, tokenised)
                 if (
                     alike > score
-                    and alike >= MIN_SCORE
+                    and alike >= (WHOLE_SCORE if window in schema_only else MIN_SCORE)
                     and coverage(window, candidate, common) >= MIN_COVERAGE
                 ):
                     score = alike

@@ -14,7 +14,7 @@ from graph_agent.graphdb.schema import schema_text
 from graph_agent.pruning import relevant_labels
 from graph_agent.schema_check import check_schema
 from graph_agent.schema_examples import question_focus, rank_examples, retrieval_query
-from graph_agent.schema_paths import path_patterns, with_data
+from graph_agent.schema_paths import path_patterns, unshadowed, with_data
 from graph_agent.tool_routing import is_tool_note
 from guardrails import check_cypher, referenced_names
 from memory.types import Example
@@ -57,7 +57,8 @@ async def value_hints(ctx: Context, question: str) -> list[tuple[str, str, str]]
     # The schema is the channel's view: a hint on a hidden label or property names a value
     # that channel may not see.
     visible = {(label.name, p.name) for label in ctx.schema.labels for p in label.properties}
-    return [(m.label, m.property, m.value) for m in matches if (m.label, m.property) in visible]
+    found = [(m.label, m.property, m.value) for m in matches if (m.label, m.property) in visible]
+    return unshadowed(question, found)
 
 
 async def _paths(ctx: Context, question: str, hints: list[tuple[str, str, str]]) -> list[str]:

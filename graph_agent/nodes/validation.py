@@ -19,7 +19,7 @@ from graph_agent.repair import Case, Kind, Runner, Trigger
 from graph_agent.result import Stage
 from graph_agent.schema_check import check_schema
 from graph_agent.state import AgentState
-from guardrails import check_cypher, extract_cypher, plan_problem, tokenize
+from guardrails import check_cypher, extract_cypher, plan_problem, referenced_names, tokenize
 
 logger = logging.getLogger(__name__)
 
@@ -62,11 +62,17 @@ async def _validate(ctx: Context, rules: Runner, cypher: str) -> Update:
     cypher = await rules.rewrite(Trigger.STATEMENT, cypher)
     checked = check_schema(cypher, ctx.schema)
     if checked.problems:
-        cypher = await rules.rewrite(
+        fixed = await rules.rewrite(
             Trigger.SCHEMA_PROBLEM,
             cypher,
             needed=lambda c: bool(check_schema(c, ctx.schema).problems),
         )
+        if _moved_reads_only(cypher, fixed) and not check_schema(fixed, ctx.schema).problems:
+            # A read a schema rewrite moved goes through the statement repairs once more: a
+            # crew read from PILOT, moved to the starship that holds it as text, was still
+            # sorted as text (the Star Wars trial), numbers-as-text having run before the move.
+            fixed = await rules.rewrite(Trigger.STATEMENT, fixed)
+        cypher = fixed
         checked = check_schema(cypher, ctx.schema)
     if checked.problems:
         failed = attempt_failed(
@@ -122,6 +128,18 @@ async def _validate(ctx: Context, rules: Runner, cypher: str) -> Update:
     if (problem := plan_problem(validation.plan, ctx.policy)) is not None:
         return attempt_failed(cypher, f"Refused in this channel: {problem}.", Stage.POLICY)
     return {"cypher": cypher, "last_error": None, "last_stage": Stage.VALIDATE}
+
+
+def _moved_reads_only(before: str, after: str) -> bool:
+    """A schema rewrite that changed the statement but not what it walks (its labels and
+    relationship types): a property read moved to the node that holds it. A new road (the
+    hops the data has, `relationship-road`) is not read again: the statement rules would
+    choose the road by the question's words once more ("version" for VERSION, where the
+    data's road goes through INSTANCE)."""
+    if after == before:
+        return False
+    old, new = referenced_names(before), referenced_names(after)
+    return old.labels == new.labels and old.rel_types == new.rel_types
 
 
 COMMENT_REFUSAL = (

@@ -17,7 +17,9 @@
 | validate | schema_problem  | rewrite | name-spelling, relationship-road,                  |
 |          |                 |         | relationship-property, end-node-property,          |
 |          |                 |         | property-through-neighbour, label-as-property,     |
-|          |                 |         | property-for-label, name-property                  |
+|          |                 |         | property-for-label, name-property (a statement     |
+|          |                 |         | they make fit goes through the statement rewrites  |
+|          |                 |         | once more)                                         |
 | validate | schema_problem  | guard   | asked-but-missing                                  |
 | validate | before_engine   | guard   | costly-read-repeated                               |
 | validate | engine_error    | rewrite | with-keeps-the-node, bind-unbound-variable,        |

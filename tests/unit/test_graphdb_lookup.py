@@ -386,3 +386,55 @@ def test_part_of_a_code_is_no_code_hint() -> None:
 )  # fmt: skip
 def test_is_code(value: str, code: bool) -> None:
     assert is_code(value) is code
+
+
+def _police() -> ValueCatalog:
+    """The POLE graph's shapes (a trial, no eval set): crime types, vehicle models, people."""
+    values = [
+        ("Crime", "type", "Other crime"),
+        ("Crime", "type", "Vehicle crime"),
+        ("Crime", "type", "Drugs"),
+        ("Vehicle", "model", "S-Type"),
+        ("Vehicle", "model", "Type R"),
+        ("Person", "surname", "Long"),
+        ("Person", "surname", "Biggs"),
+        ("Officer", "name", "Augustine"),
+        ("Officer", "name", "Marchant"),
+        ("Vehicle", "model", "Reventón"),
+        ("Location", "city", "São Paulo"),
+    ]
+    entries = [CatalogEntry(label, prop, v, v, prop) for label, prop, v in values]
+    return ValueCatalog(entries=entries, large=[], built_at=0.0)
+
+
+@pytest.mark.parametrize(
+    ("question", "not_hinted"),
+    [
+        ("What is the most common type of crime?", "S-Type"),  # "type": a property's name
+        ("What is the most common type of crime?", "Other crime"),  # "crime": a label's
+        ("What was the longest phone call?", "Long"),  # a superlative is no name
+        ("Which is the biggest car?", "Biggs"),
+        ("How many crimes were there in August 2017?", "Augustine"),  # a month is no name
+        ("Which crimes happened in March?", "Marchant"),
+        ("What is the most recent crime?", "Reventón"),  # "revent" was one typo from it
+    ],
+)
+def test_schema_words_superlatives_and_months_name_no_value_they_only_start(
+    question: str, not_hinted: str
+) -> None:
+    assert not_hinted not in [m.value for m in _police().match(question, 10)]
+
+
+@pytest.mark.parametrize(
+    ("question", "value"),
+    [
+        ("Which cars of model S-Type were involved?", "S-Type"),
+        ("Who is called Long?", "Long"),
+        ("How many drug crimes are there?", "Drugs"),
+        ("Which officer is Augustine?", "Augustine"),
+        ("Which crimes happened in Sao Paulo?", "São Paulo"),  # accents folded
+        ("Which vehicles are Reventóns?", "Reventón"),
+    ],
+)
+def test_those_values_written_out_are_still_hints(question: str, value: str) -> None:
+    assert value in [m.value for m in _police().match(question, 10)]

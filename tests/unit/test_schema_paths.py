@@ -6,7 +6,7 @@ import pytest
 
 from graph_agent.graphdb.protocol import GraphSchema, LabelInfo, RelPattern
 from graph_agent.prompts import GENERATE, render_paths
-from graph_agent.schema_paths import path_patterns, rank_paths, schema_paths
+from graph_agent.schema_paths import path_patterns, rank_paths, schema_paths, unshadowed
 
 
 def _schema(labels: list[str], rels: list[tuple[str, str, str]]) -> GraphSchema:
@@ -206,3 +206,40 @@ def test_a_name_spanning_two_properties_binds_one_node() -> None:
         'MATCH (e:Employee {firstName: "Andrew", lastName: "Fuller"})-[:REPORTS_TO]->(e2:Employee)',
         'MATCH (e:Employee {firstName: "Andrew", lastName: "Fuller"})<-[:REPORTS_TO]-(e2:Employee)',
     ]
+
+
+POLICE = _schema(
+    ["Crime", "Location", "Person"],
+    [
+        ("Crime", "OCCURRED_AT", "Location"),
+        ("Person", "CURRENT_ADDRESS", "Location"),
+        ("Person", "PARTY_TO", "Crime"),
+    ],
+)
+
+
+def test_a_value_of_the_asked_label_gets_no_road_back_to_it_the_question_does_not_word() -> None:
+    # A trial on the POLE graph: "drug crimes" was written as the cycle offered first.
+    drugs = [("Crime", "type", "Drugs")]
+    assert path_patterns("How many drug crimes are there?", POLICE, drugs) == []
+    worded = path_patterns(
+        "Which crimes happened where people party to drug crimes live?", POLICE, drugs
+    )
+    assert worded and all(":PARTY_TO]" in pattern for pattern in worded)
+
+
+def test_a_part_of_a_two_property_name_is_no_node_of_its_own() -> None:
+    # The POLE trial: "Kelly" is someone's first name and Jessica Kelly's surname; the lookup
+    # ranked the surname first, and the model wrote `{name: "Kelly"}`.
+    people = _schema(["Person"], [("Person", "KNOWS", "Person")])
+    hints = [
+        ("Person", "name", "Kelly"),
+        ("Person", "surname", "Kelly"),
+        ("Person", "name", "Jessica"),
+    ]
+    patterns = path_patterns("Who knows Jessica Kelly?", people, hints)
+    assert patterns == [
+        'MATCH (p:Person {name: "Jessica", surname: "Kelly"})-[:KNOWS]->(p2:Person)',
+        'MATCH (p:Person {name: "Jessica", surname: "Kelly"})<-[:KNOWS]-(p2:Person)',
+    ]
+    assert unshadowed("Who knows Jessica Kelly?", hints) == hints[1:]
