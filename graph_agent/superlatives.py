@@ -257,7 +257,9 @@ def name_properties(label: LabelInfo) -> list[str]:
         first = strings["name"]
     if first and last:
         return [first, last]
-    display = display_property(label)
+    # No name by its name: a key the sample found on every node, never twice (a vehicle's
+    # `reg`; a POLE trial: "What is the oldest vehicle?" answered with a year alone).
+    display = display_property(label) or next((p.name for p in label.properties if p.unique), None)
     return [display] if display else []
 
 

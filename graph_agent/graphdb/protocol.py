@@ -20,6 +20,10 @@ class PropertyInfo:
     """A string property whose sampled values are mostly numbers written as text ("172",
     "1,358"), the rest a few placeholders ("unknown", "n/a"): a CSV import with no types.
     Sorted, compared or summed, it must be read as a number first (sampled schemas only)."""
+    unique: bool = False
+    """A string every sampled node has and no two share (at least five sampled): a key such
+    as a vehicle's registration, what a node without a name is told apart by (sampled
+    schemas only)."""
 
 
 @dataclass(frozen=True)

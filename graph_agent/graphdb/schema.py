@@ -84,6 +84,10 @@ def numbers_as_text(values: Counter[str]) -> bool:
     )
 
 
+UNIQUE_MIN = 5
+"""Sampled nodes below which no property counts as unique (two nodes share nothing by luck)."""
+
+
 def properties_from_samples(samples: Sequence[Mapping[str, Any]]) -> tuple[PropertyInfo, ...]:
     """Property names/types (with NULL when some sampled entities lack it) and sample values."""
     types: dict[str, set[str]] = defaultdict(set)
@@ -110,8 +114,21 @@ def properties_from_samples(samples: Sequence[Mapping[str, Any]]) -> tuple[Prope
             values = tuple(v for v, _ in ranked[:MAX_SAMPLE_VALUES])
         ordered = tuple(sorted(kinds - {"NULL"})) + (("NULL",) if "NULL" in kinds else ())
         as_text = kinds - {"NULL"} == {"STRING"} and numbers_as_text(strings[key])
+        unique = (
+            ordered == ("STRING",)
+            and len(samples) >= UNIQUE_MIN
+            and counter is not None
+            and len(counter) == present[key]
+            and not as_text
+        )
         result.append(
-            PropertyInfo(name=key, types=ordered, sample_values=values, numbers_as_text=as_text)
+            PropertyInfo(
+                name=key,
+                types=ordered,
+                sample_values=values,
+                numbers_as_text=as_text,
+                unique=unique,
+            )
         )
     return tuple(result)
 

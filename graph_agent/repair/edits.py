@@ -379,7 +379,7 @@ def co_linked_node(cypher: str, question: str, schema: GraphSchema) -> tuple[str
     if var not in read:  # only the shared node was returned: the others go first
         info = schema.label(label)
         called = name_properties(info) if info is not None else []
-        if not called or not _label_named(question, middle_label, schema):
+        if not called or not _middle_named(question, middle_label, schema):
             return None  # the shared node may be what is asked ("Who else lives in London?")
         first = at + 2 if tokens[at + 1].is_keyword("DISTINCT") else at + 1
         added = "".join(f"{new}.{prop}, " for prop in called)
@@ -403,6 +403,15 @@ def co_linked_node(cypher: str, question: str, schema: GraphSchema) -> tuple[str
         changed,
         f"returned {new}, another {label} linked to {middle} by {hop.rel_type}, not {var}, the named one",
     )
+
+
+def _middle_named(question: str, label: str, schema: GraphSchema) -> bool:
+    """Whether the question names the shared node: its label ("the same planet as …") or the
+    property it is called by ("the same address as Todd Hamilton", a Location called by its
+    `address`: a POLE trial, where the address alone came back)."""
+    info = schema.label(label)
+    called = name_properties(info) if info is not None else []
+    return _label_named(question, label, schema) or any(said_word(p, question) for p in called)
 
 
 def _label_named(question: str, label: str, schema: GraphSchema) -> bool:

@@ -145,7 +145,20 @@ the rules removed there, and why, are listed on that page too), with these still
   for four films, sorted by `f.created`), number-comparison for a number in quotes, and any
   lower-case -est word read as
   a superlative ("the tallest" had lost its `LIMIT 1` to limit-unasked); and from a dev item
-  (net-xl-ram, wrong since the engine binds each relationship once), walked-back.
+  (net-xl-ram, wrong since the engine binds each relationship once), walked-back;
+- the twenty-first session's, from a trial on the POLE crime graph (neo4j-graph-examples, no
+  eval set; people and officers called by a name and a surname): name-parts for `name` beside
+  `surname` ("the officer who investigated the most crimes" grouped every Hillard together),
+  which-names-the-thing for a node with no name property, called by the key the schema sample
+  found (`PropertyInfo.unique`: "What is the oldest vehicle?" gave a year alone), and
+  named-node-returned for a shared node named by what it is called by ("the same address as
+  Todd Hamilton" returned the address), and relationship-road for a written type on no road
+  between two labels that one two-hop path links ("Which area has the most crimes?" written
+  `(a:Area)-[:INVESTIGATED_BY]->(c:Crime)` twice).
+  Beside it, not rules: the schema rewrites' statement goes through these statement rewrites
+  once more when they moved a read and not the road (the Star Wars trial's crew), and the
+  value lookup no longer hints values the question only brushed (graphdb/lookup.py: schema
+  words, superlatives, months, accents) nor a lone part of a two-property name.
 
 A new rule: write it in the module of its phase (`validate_rules`, `execute_rules`,
 `answer_rules`; a first rule for the correct step starts `correct_rules` and its trigger) with the `rule` decorator (a docstring that

@@ -308,7 +308,10 @@ async def relationship_road(case: Case) -> Fix | None:
     '16.04'})` for "How many machines run version 16.04?", a dev statement on both attempts:
     machines run OSes, applications and services, each an instance of a version; up to six), each is read
     once (through the channel's policy) and the one that finds rows is taken, or the first of
-    those that find the same rows; none when they find different ones."""
+    those that find the same rows; none when they find different ones. Where no road uses the
+    written type and one two-hop path links the labels, that path ("Which area has the most
+    crimes?" written `(a:Area)-[:INVESTIGATED_BY]->(c:Crime)` on both attempts, a POLE trial:
+    crimes occur at locations, which lie in areas)."""
     rerouted = reroute_relationship(case.cypher, case.ctx.schema, case.question)
     rerouted = rerouted or await _road_with_rows(case)
     if rerouted is None:

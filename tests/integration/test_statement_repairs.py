@@ -766,3 +766,61 @@ def test_a_property_a_schema_rewrite_moved_goes_through_the_statement_rules_agai
     assert [tuple(row) for row in result.rows] == [("Executor", "279,144")]
     fired = [f.rule for f in result.rules_fired]
     assert fired.index("end-node-property") < fired.index("numbers-as-text"), fired
+
+
+# The POLE trial's shapes: people called by a name and a surname, locations by their address,
+# vehicles by a registration no two share (no name property), years stored as text, crimes
+# that occur at locations lying in areas.
+_POLICE = (
+    "CREATE (home:Location {address: '178 Polding Street'}), "
+    "(:Location {address: '6 Gypsy Lane'}), (:Location {address: '1 Mill Road'}), "
+    "(:Location {address: '9 High Street'}), (:Location {address: '2 Bridge Row'}), "
+    "(:Person {name: 'Todd', surname: 'Hamilton'})-[:CURRENT_ADDRESS]->(home), "
+    "(:Person {name: 'Benjamin', surname: 'Hamilton'})-[:CURRENT_ADDRESS]->(home), "
+    "(:Vehicle {reg: 'RY52 APF', make: 'Toyota', year: '2005'}), "
+    "(:Vehicle {reg: 'RH42 TAB', make: 'Jaguar', year: '1992'}), "
+    "(:Vehicle {reg: 'AB12 CDE', make: 'Ford', year: '1926'}), "
+    "(:Vehicle {reg: 'XY99 ZZZ', make: 'Ford', year: '2011'}), "
+    "(:Vehicle {reg: 'LM01 NOP', make: 'Toyota', year: 'unknown'}), "
+    "(wn3:Area {areaCode: 'WN3'}), (ol1:Area {areaCode: 'OL1'}), (sgt:Officer {name: 'Uri'}), "
+    "(home)-[:LOCATION_IN_AREA]->(wn3), "
+    "(:Crime {type: 'Drugs'})-[:OCCURRED_AT]->(home), (:Crime {type: 'Burglary'})"
+    "-[:OCCURRED_AT]->(home), (c3:Crime {type: 'Drugs'})-[:OCCURRED_AT]->(lane:Location "
+    "{address: '7 Gypsy Lane'})-[:LOCATION_IN_AREA]->(ol1), (c3)-[:INVESTIGATED_BY]->(sgt)"
+)
+
+
+@pytest.mark.parametrize(
+    ("question", "written", "rows", "rule"),
+    [
+        (
+            "What is the oldest vehicle?",
+            "MATCH (v:Vehicle) RETURN v.year AS year ORDER BY year ASC LIMIT 1",
+            [("AB12 CDE", "1926")],
+            "which-names-the-thing",
+        ),
+        (
+            "Who lives at the same address as Todd Hamilton?",
+            "MATCH (p:Person {name: 'Todd', surname: 'Hamilton'})-[:CURRENT_ADDRESS]->"
+            "(l:Location) RETURN l.address",
+            [("Benjamin", "Hamilton", "178 Polding Street")],
+            "named-node-returned",
+        ),
+        (
+            "Which area has the most crimes?",
+            "MATCH (a:Area)-[r:INVESTIGATED_BY]->(c:Crime) RETURN a.areaCode AS area, "
+            "count(*) AS crime_count ORDER BY crime_count DESC LIMIT 1",
+            [("WN3", 2)],
+            "relationship-road",
+        ),
+    ],
+    ids=["a node without a name, called by its key", "the same address", "the one road"],
+)
+def test_the_pole_trials_questions_are_repaired(
+    scratch_db: GraphDB, question: str, written: str, rows: list[tuple[object, ...]], rule: str
+) -> None:
+    scratch_db.run_write(_POLICE)
+    result = _ask(scratch_db, question, written)
+    assert result.outcome == "answered", result.attempts
+    assert [tuple(row) for row in result.rows] == rows
+    assert rule in [f.rule for f in result.rules_fired]

@@ -105,6 +105,23 @@ def test_a_property_with_numbers_and_text_of_both_types_is_not_numbers_as_text()
     assert properties_from_samples(samples)[0].numbers_as_text is False
 
 
+@pytest.mark.parametrize(
+    ("samples", "unique"),
+    [
+        ([{"v": f"RY5{n} APF"} for n in range(5)], True),  # five registrations, none twice
+        ([{"v": f"RY5{n} APF"} for n in range(4)], False),  # too few to tell
+        ([{"v": f"RY5{n} APF"} for n in range(5)] + [{"v": "RY50 APF"}], False),  # one twice
+        ([{"v": f"RY5{n} APF"} for n in range(5)] + [{}], False),  # one node lacks it
+        ([{"v": str(n)} for n in range(5)], False),  # numbers as text are measures
+        ([{"v": n} for n in range(5)], False),  # not a string
+    ],
+)
+def test_a_string_no_two_sampled_nodes_share_is_unique(
+    samples: list[dict[str, object]], unique: bool
+) -> None:
+    assert properties_from_samples(samples)[0].unique is unique
+
+
 SCHEMA = GraphSchema(
     labels=(
         LabelInfo("Person", 3, (PropertyInfo("name", ("STRING",)),)),

@@ -31,9 +31,12 @@ DATA = yaml.safe_load((Path(__file__).parent / "repair_cases" / "cases.yaml").re
 
 
 def _property(name: str, kind: str) -> PropertyInfo:
-    """`NUMBER_TEXT` is a string property that holds numbers written as text."""
+    """`NUMBER_TEXT` is a string property that holds numbers written as text; `KEY` one no
+    two sampled nodes share."""
     if kind == "NUMBER_TEXT":
         return PropertyInfo(name, ("STRING",), numbers_as_text=True)
+    if kind == "KEY":
+        return PropertyInfo(name, ("STRING",), unique=True)
     return PropertyInfo(name, (kind,))
 
 
