@@ -21,7 +21,7 @@ from graph_agent.graphdb.protocol import GraphSchema, LabelInfo, PropertyInfo
 from graph_agent.graphdb.schema import NUMBER_TYPES, display_property
 from graph_agent.pruning import name_words
 from graph_agent.statement import Item, Statement, is_aggregate_call
-from graph_agent.words import ASKS_WHO, ASKS_WHO_OR_WHICH, SUPERLATIVE_EST, label_said
+from graph_agent.words import ASKS_WHO, ASKS_WHO_OR_WHICH, SUPERLATIVE_EST, label_said, said
 from guardrails import ReferencedNames, referenced_names, stem
 
 Kind = Literal["time", "span"]
@@ -673,13 +673,14 @@ def summed_property_fix(cypher: str, question: str, schema: GraphSchema) -> tupl
     return None
 
 
-def return_fix(cypher: str, schema: GraphSchema) -> tuple[str, str] | None:
+def return_fix(cypher: str, schema: GraphSchema, question: str = "") -> tuple[str, str] | None:
     """`MATCH (p:Project) WHERE p.due_date IS NOT NULL ORDER BY p.due_date LIMIT 1`: the
     model stopped before the RETURN, and the engine rejects the statement. The node the sort
     reads is returned by what it is called (first and last name where it has both) with the
     sort key, `RETURN p.name AS name, p.due_date AS due_date ORDER BY due_date LIMIT 1`. Only
     for a statement with no RETURN, no UNION or CALL, whose first sort key is `v.prop` on a
-    labelled node."""
+    labelled node. A property of that node the question says comes first ("What make is the
+    newest vehicle?", a POLE trial, had been answered by its registration and year)."""
     statement = Statement(cypher)
     order = statement.last("ORDER")
     if order is None or any(
@@ -694,7 +695,9 @@ def return_fix(cypher: str, schema: GraphSchema) -> tuple[str, str] | None:
     label = schema.label(referenced_names(cypher).variables.get(var, ""))
     if label is None:
         return None
-    shown = [p for p in name_properties(label) if p != prop] + [prop]
+    asked = [p.name for p in label.properties if said(p.name, question)]
+    shown = list(dict.fromkeys([*asked, *name_properties(label), prop]))
+    shown = [p for p in shown if p != prop] + [prop]
     items = ", ".join(f"{var}.{p} AS {p}" for p in shown)
     first = statement.tokens[keys[0].first]
     edits = [

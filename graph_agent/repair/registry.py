@@ -154,7 +154,8 @@ the rules removed there, and why, are listed on that page too), with these still
   named-node-returned for a shared node named by what it is called by ("the same address as
   Todd Hamilton" returned the address), and relationship-road for a written type on no road
   between two labels that one two-hop path links ("Which area has the most crimes?" written
-  `(a:Area)-[:INVESTIGATED_BY]->(c:Crime)` twice).
+  `(a:Area)-[:INVESTIGATED_BY]->(c:Crime)` twice), and missing-return returning first a
+  property the question says ("What make is the newest vehicle?" gave a registration).
   Beside it, not rules: the schema rewrites' statement goes through these statement rewrites
   once more when they moved a read and not the road (the Star Wars trial's crew), and the
   value lookup no longer hints values the question only brushed (graphdb/lookup.py: schema

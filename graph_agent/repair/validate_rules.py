@@ -78,7 +78,7 @@ def missing_return(case: Case) -> Fix | None:
     statement (on four dev runs, three ordering questions, each time). The node the sort reads
     is returned by what it is called and the sort key (`RETURN s.name AS name, s.created AS
     created ORDER BY created DESC LIMIT 3`)."""
-    fixed = return_fix(case.cypher, case.ctx.schema)
+    fixed = return_fix(case.cypher, case.ctx.schema, case.question)
     return Fix(fixed[1], cypher=fixed[0]) if fixed else None
 
 
