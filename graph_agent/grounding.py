@@ -8,6 +8,8 @@ import re
 from collections.abc import Iterable, Iterator, Sequence
 from typing import Any
 
+from graph_agent.graphdb.lookup import MONTHS
+
 _COMMON_TEXT = """
     a an the this that these those there here it its they them their theirs he him his she
     her hers we us our you your i me my yes no not none nothing nobody all any each every
@@ -17,10 +19,9 @@ _COMMON_TEXT = """
     would shall should must there's it's let here's note based according result results
     answer answers graph database query queries row rows count number numbers average sum
     total top most least more less first last next other others another
-    january february march april may june july august september october november december
     monday tuesday wednesday thursday friday saturday sunday mr mrs ms dr
 """
-COMMON_WORDS = frozenset(_COMMON_TEXT.split())
+COMMON_WORDS = frozenset(_COMMON_TEXT.split()) | MONTHS
 """Words that are capitalised for grammar, not because they name a thing of the graph."""
 
 _NUMBER = re.compile(r"(?<![\w.])(\d{1,3}(?:,\d{3})+|\d+)(\.\d+)?(%?)(?![\w])")

@@ -14,7 +14,7 @@ from graph_agent.lint import literal_filters
 from graph_agent.pruning import name_words
 from graph_agent.schema_examples.wording import literal
 from graph_agent.statement import Statement, fresh_variable, is_aggregate_call
-from graph_agent.words import article, label_said, plural, said
+from graph_agent.words import ASKS_WHO_OR_WHICH, article, label_said, plural, said
 from guardrails import matching_close, referenced_names, split_name, stem, tokenize
 
 _NUMBER = r"(?:\d+|one|two|three|four|five|six|seven|eight|nine|ten|a\s+dozen|a\s+hundred)"
@@ -206,6 +206,38 @@ def _one_hop_less(cypher: str, types: set[str]) -> str | None:
         c2 = close + arrow.index("]") + 1
         return cypher[: tokens[c1].position] + cypher[tokens[c2].position :]
     return None
+
+
+def echoed_feedback(
+    cypher: str, question: str, rows: Sequence[Sequence[object]], schema: GraphSchema
+) -> str | None:
+    """For a "who"/"which" question whose rows only repeat the values the question names:
+    "Who works under Andrew Fuller, directly or indirectly?" answered by `MATCH (e:Employee)
+    WHERE e.firstName = "Andrew" AND e.lastName = "Fuller" RETURN e.firstName, e.lastName` (a
+    dev item, in one call: Andrew Fuller). The note names the relationships the named node's
+    label has. None when a row holds anything else."""
+    if not ASKS_WHO_OR_WHICH.match(question) or not rows:
+        return None
+    named = [(label, v) for label, _prop, v in literal_filters(cypher) if said(v, question)]
+    values = {v.casefold() for _label, v in named}
+    cells = [cell for row in rows for cell in row]
+    if not cells or not all(isinstance(c, str) and c.casefold() in values for c in cells):
+        return None
+    labels = {label for label, _v in named}
+    links = [
+        f"(:{r.start})-[:{r.type}]->(:{r.end})"
+        for r in schema.relationships
+        if labels & {r.start, r.end}
+    ]
+    shown = ", ".join(dict.fromkeys(str(c) for c in cells))
+    text = (
+        f"The rows only repeat {shown}, which the question itself names; it asks for others"
+        " linked to them: match the named node and follow a relationship from it to the ones"
+        " asked for, and return those"
+    )
+    if links:
+        text += f" (the graph has {', '.join(dict.fromkeys(links[:4]))})"
+    return text + "."
 
 
 LEFT_OUT_SHOWN = 3

@@ -65,6 +65,8 @@ class Stage(StrEnum):
     """Rows that never match what the question counts."""
     LEFT_OUT_VALUE = "left_out_value"
     """Rows from a statement that never uses a value the question names."""
+    NAMED_ECHO = "named_echo"
+    """Rows that only repeat the values the question names."""
     EVALUATE = "evaluate"
     """The evaluator said the rows do not answer the question."""
     OK = "ok"

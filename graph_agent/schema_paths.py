@@ -350,17 +350,28 @@ def named_nodes(question: str, hints: Sequence[Hint]) -> list[Named]:
         )
     ]
     chosen = list(dict.fromkeys(spelled))[:3] or list(dict.fromkeys(shared + close))[:2]
-    return _joined(question, unshadowed(question, chosen))
+    nodes = _joined(question, chosen)
+    parts = _parts(nodes)
+    return [
+        n for n in nodes if len(n.values) == 2 or (n.label, n.values[0][1].casefold()) not in parts
+    ]
 
 
 def unshadowed(question: str, hints: Sequence[Hint]) -> list[Hint]:
     """The hints less a value that is only part of a name the question writes over two
     properties: "Kelly" as someone's first name where "Jessica Kelly" is a first name and a
     surname (a trial on the POLE graph: the model wrote `{name: "Kelly"}` from that hint)."""
-    pairs = [node for node in _joined(question, hints) if len(node.values) == 2]
-    parts = {(node.label, value.casefold()) for node in pairs for _prop, value in node.values}
-    kept = {(node.label, prop, value) for node in pairs for prop, value in node.values}
+    nodes = _joined(question, hints)
+    parts = _parts(nodes)
+    kept = {(n.label, prop, value) for n in nodes if len(n.values) == 2 for prop, value in n.values}
     return [h for h in hints if (h[0], h[2].casefold()) not in parts or h in kept]
+
+
+def _parts(nodes: Sequence[Named]) -> set[tuple[str, str]]:
+    """(label, value) of every part of a name written over two properties."""
+    return {
+        (n.label, value.casefold()) for n in nodes if len(n.values) == 2 for _p, value in n.values
+    }
 
 
 def _joined(question: str, hints: Sequence[Hint]) -> list[Named]:

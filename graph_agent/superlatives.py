@@ -467,6 +467,70 @@ def thing_of_measure_fix(cypher: str, question: str, schema: GraphSchema) -> tup
     return statement.edited([(first.position, first.position, f"{added}, ")]), f"returned {added}"
 
 
+def sort_key_returned_fix(
+    cypher: str, question: str, schema: GraphSchema
+) -> tuple[str, str] | None:
+    """For a question that asks for a ranking ("the highest", "sorted by"), the statement
+    returning the measure it sorts by beside what it returns, and what was added; None when
+    it returns it already (or the node whole), aggregates, or sorts by text.
+
+    "Which German airport is closest to sea level?" written `RETURN a.descr AS descr ORDER BY
+    a.altitude LIMIT 1` (a dev item) named the airport without the height that put it first.
+    A first sort key `v.prop` on a number or a date (or one stored as text) of a node or a
+    relationship is returned too, `v.prop AS prop`. A filter ("higher than 2,500 feet") is no
+    ranking: whether its value is wanted beside the names is the question's to say."""
+    if not asks_order(question):
+        return None
+    statement = Statement(cypher)
+    returned = statement.final_return()
+    keys = statement.order_keys()
+    order = statement.last("ORDER")
+    if returned is None or not keys or statement.has_union or order is None or order < returned[0]:
+        return None
+    _at, items = returned
+    words = statement.words(keys[0])
+    if (
+        not items
+        or len(words) != 3
+        or words[1] != "."
+        or any(_aggregates(statement, i) for i in items)
+    ):
+        return None
+    names = referenced_names(cypher)
+    rel_type = names.rel_variables.get(words[0])
+    prop = sort_key_property(statement, keys[0], schema) or next(
+        (
+            p
+            for r in schema.relationships
+            if r.type == rel_type
+            for p in r.properties
+            if p.name == words[2]
+        ),
+        None,
+    )
+    if prop is None or not (
+        set(prop.types) & (NUMBER_TYPES | _TEMPORAL_TYPES)
+        or prop.numbers_as_text
+        or prop.date_format
+    ):
+        return None
+    var = words[0]
+    written = [statement.words(i) for i in items]
+    if any(w[:3] == words or w == [var] for w in written):
+        return None
+    aliases = {i.alias for i in items}
+    alias = (
+        prop.name
+        if prop.name not in aliases and prop.name not in names.variables
+        else f"{var}_{prop.name}"
+    )
+    end = statement.tokens[order - 1].end  # the last item's alias, if it has one
+    added = f"{var}.{prop.name} AS {alias}"
+    return statement.edited(
+        [(end, end, f", {added}")]
+    ), f"returned {added}, the measure it sorts by"
+
+
 def one_row_fix(cypher: str, question: str, schema: GraphSchema) -> tuple[str, str] | None:
     """ "Which <label> has the most …" in the singular, sorted, with a LIMIT above 1 (or none):
     LIMIT 1. Not when the question asks for a number of them ("the three largest")."""

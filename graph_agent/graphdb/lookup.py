@@ -159,7 +159,7 @@ def _near(a: str, b: str) -> bool:
     return _edit_distance(a, b) <= (1 if len(long) < 8 else 2)
 
 
-_MONTHS = frozenset(
+MONTHS = frozenset(
     [
         "january",
         "february",
@@ -175,6 +175,7 @@ _MONTHS = frozenset(
         "december",
     ]
 )
+"""Month names: one starts no longer name ("August" is no Augustine); capitalised for grammar."""
 
 
 def _not_a_stem(short: str, long: str) -> bool:
@@ -185,7 +186,7 @@ def _not_a_stem(short: str, long: str) -> bool:
     rest = long[len(short) :]
     if len(rest) > 2 and rest[0] == short[-1]:
         rest = rest[1:]  # "biggest"
-    return rest in ("r", "st", "er", "est") or short in _MONTHS
+    return rest in ("r", "st", "er", "est") or short in MONTHS
 
 
 def _edit_distance(a: str, b: str) -> int:

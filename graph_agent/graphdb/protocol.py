@@ -24,6 +24,10 @@ class PropertyInfo:
     """A string every sampled node has and no two share (at least five sampled): a key such
     as a vehicle's registration, what a node without a name is told apart by (sampled
     schemas only)."""
+    date_format: str = ""
+    """`d/m/y` or `m/d/y` (with the values' separator) for a string property whose sampled
+    values are dates written as text ("24/08/2017"): sorted or compared, it must be read as
+    a date first (sampled schemas only); "" otherwise."""
 
 
 @dataclass(frozen=True)

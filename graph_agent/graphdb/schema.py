@@ -84,6 +84,32 @@ def numbers_as_text(values: Counter[str]) -> bool:
     )
 
 
+DATE_TEXT = re.compile(r"\s*(\d{1,2})([/.-])(\d{1,2})\2(\d{4})\s*")
+
+
+def date_format(values: Counter[str]) -> str:
+    """How sampled string values (with how often each came) write a date, when they are dates
+    written as day, month and year ("24/08/2017", "7/08/2017": a CSV import with no types):
+    `d/m/y` or `m/d/y` with the separator the values use; "" when they are not, or when no
+    sampled value tells the day from the month (neither part above 12). The same shares as
+    `numbers_as_text`: three or more distinct dates, at most a few placeholders."""
+    found = {v: m for v in values if (m := DATE_TEXT.fullmatch(v))}
+    dated = sum(n for v, n in values.items() if v in found)
+    if (
+        len(found) < 3
+        or dated < NUMBERS_AS_TEXT_SHARE * sum(values.values())
+        or len(values) - len(found) > NUMBERS_AS_TEXT_PLACEHOLDERS
+        or len({m[2] for m in found.values()}) != 1
+    ):
+        return ""
+    sep = next(iter(found.values()))[2]
+    day_first = any(int(m[1]) > 12 for m in found.values())
+    month_first = any(int(m[3]) > 12 for m in found.values())
+    if day_first == month_first:
+        return ""
+    return f"d{sep}m{sep}y" if day_first else f"m{sep}d{sep}y"
+
+
 UNIQUE_MIN = 5
 """Sampled nodes below which no property counts as unique (two nodes share nothing by luck)."""
 
@@ -114,12 +140,14 @@ def properties_from_samples(samples: Sequence[Mapping[str, Any]]) -> tuple[Prope
             values = tuple(v for v, _ in ranked[:MAX_SAMPLE_VALUES])
         ordered = tuple(sorted(kinds - {"NULL"})) + (("NULL",) if "NULL" in kinds else ())
         as_text = kinds - {"NULL"} == {"STRING"} and numbers_as_text(strings[key])
+        dates = date_format(strings[key]) if kinds - {"NULL"} == {"STRING"} else ""
         unique = (
             ordered == ("STRING",)
             and len(samples) >= UNIQUE_MIN
             and counter is not None
             and len(counter) == present[key]
             and not as_text
+            and not dates
         )
         result.append(
             PropertyInfo(
@@ -128,6 +156,7 @@ def properties_from_samples(samples: Sequence[Mapping[str, Any]]) -> tuple[Prope
                 sample_values=values,
                 numbers_as_text=as_text,
                 unique=unique,
+                date_format=dates,
             )
         )
     return tuple(result)

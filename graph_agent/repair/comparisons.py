@@ -9,9 +9,11 @@ WHERE (`WHERE a.runways >= 5`), a `WHERE x.p = 5` becomes `x.p >= 5`.
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
+from dataclasses import dataclass
 
-from graph_agent.graphdb.protocol import GraphSchema, LabelInfo
-from graph_agent.graphdb.schema import quote_name, quote_name_if_needed
+from graph_agent.graphdb.protocol import GraphSchema, LabelInfo, PropertyInfo
+from graph_agent.graphdb.schema import DATE_TEXT, NUMBER_TYPES, quote_name, quote_name_if_needed
 from graph_agent.lint import node_map_entries, property_at, without_entries
 from graph_agent.statement import Item, Statement, is_aggregate_call
 from graph_agent.superlatives import sort_key_property
@@ -449,6 +451,48 @@ def both_values_fix(cypher: str, question: str) -> tuple[str, str] | None:
     return cypher[:position] + kept + cypher[position:], f"kept what meets both {both}"
 
 
+def quoted_number_fix(cypher: str, schema: GraphSchema) -> tuple[str, str] | None:
+    """The statement with a number written in quotes, where it is matched or compared with a
+    property that holds numbers, written as a number, and what changed; None when there is
+    none. `(r:Rack {zone: '2'})` where zones are integers (a dev item) matched nothing: a
+    string never equals a number."""
+    tokens = tokenize(cypher)
+    names = referenced_names(cypher)
+
+    def numeric(label: str | None, prop: str) -> bool:
+        info = schema.label(label) if label else None
+        found = next((p for p in info.properties if p.name == prop), None) if info else None
+        return (
+            found is not None
+            and bool(set(found.types) & NUMBER_TYPES)
+            and ("STRING" not in found.types)
+        )
+
+    edits: list[tuple[int, int, str]] = []
+    for entry in node_map_entries(cypher):
+        value = entry.text.split(":", 1)[1].strip()
+        if value[:1] in "'\"" and (number := _number(value)) and numeric(entry.label, entry.prop):
+            at = entry.end - len(value)
+            edits.append((at, entry.end, number))
+    for i, tok in enumerate(tokens):
+        if not (tok.kind == "punct" and tok.text in _COMPARISONS):
+            continue
+        for read, other in ((i - 3, i + 1), (i + 1, i - 1)):
+            found = property_at(tokens, read)
+            if found is None or not 0 <= other < len(tokens) or tokens[other].kind != "string":
+                continue
+            number = _number(tokens[other].text)
+            if number is not None and numeric(names.variables.get(found[0]), found[1]):
+                edits.append((tokens[other].position, tokens[other].end, number))
+    if not edits:
+        return None
+    fixed = cypher
+    for start, stop, text in sorted(set(edits), reverse=True):
+        fixed = fixed[:start] + text + fixed[stop:]
+    written = ", ".join(dict.fromkeys(cypher[a:b] for a, b, _ in sorted(set(edits))))
+    return fixed, f"{written} written as a number (the property holds numbers)"
+
+
 _AS_NUMBER = "toFloat(replace(trim({}), ',', ''))"
 _NUMBER_AGGREGATES = frozenset({"SUM", "AVG", "MIN", "MAX"})
 
@@ -465,11 +509,98 @@ def numbers_as_text_fix(cypher: str, schema: GraphSchema) -> tuple[str, str] | N
     `min` or `max`, and beside a comparison with anything but a string (a number in quotes
     that it is ordered against loses them: `s.length > '1000'`). A sort key may be the alias
     of a returned read (`c.mass AS mass … ORDER BY mass DESC`)."""
+    fixed = _text_read_fix(cypher, schema, _NUMBERS)
+    return (fixed[0], f"{fixed[1]} read as a number (stored as text)") if fixed else None
+
+
+def dates_as_text_fix(cypher: str, schema: GraphSchema) -> tuple[str, str] | None:
+    """The statement reading each property that holds dates as day/month/year text as a date
+    where it sorts or compares it, and what changed; None when it does none of these.
+
+    "What is the most recent crime?" written `ORDER BY c.date DESC LIMIT 1` where dates are
+    stored as "24/08/2017" (a trial on the POLE graph) sorts "9/08/2017" above "31/08/2017";
+    "crimes in August 2017" written `c.date >= '2017-08-01'` compares text with text. The
+    property is read as the number `yyyymmdd` (null for anything else) as a sort key (nulls
+    last when descending) and beside a comparison, whose date literal (ISO, or written as the
+    property writes it) becomes that number too; `STARTS WITH '2017-08'` becomes the month's
+    range. The date returned is left as stored."""
+    fixed = _text_read_fix(cypher, schema, _DATES)
+    return (
+        (fixed[0], f"{fixed[1]} read as a date (stored as day/month/year text)") if fixed else None
+    )
+
+
+@dataclass(frozen=True)
+class _TextReader:
+    """How one kind of value stored as text is read: which properties, the expression that
+    reads one, which aggregates need it, and the literal a compared string becomes (None: the
+    comparison is left as written)."""
+
+    stored: Callable[[PropertyInfo], bool]
+    read: Callable[[str, PropertyInfo], str]
+    aggregates: frozenset[str]
+    literal: Callable[[str, PropertyInfo, bool], str | None]
+
+
+def _number_literal(text: str, _prop: PropertyInfo, ordered: bool) -> str | None:
+    value = _number(text)
+    return value if ordered and value is not None else None
+
+
+_NUMBERS = _TextReader(
+    stored=lambda p: p.numbers_as_text,
+    read=lambda written, _p: _AS_NUMBER.format(written),
+    aggregates=_NUMBER_AGGREGATES,
+    literal=_number_literal,
+)
+
+_ISO_DATE = re.compile(r"(\d{4})-(\d{1,2})-(\d{1,2})")
+_ISO_MONTH = re.compile(r"(\d{4})(?:-(\d{1,2}))?-?")
+
+
+def _date_read(written: str, prop: PropertyInfo) -> str:
+    sep = prop.date_format[1]
+    part = {
+        k: f"toInteger(split(trim({written}), '{sep}')[{i}])"
+        for i, k in enumerate(prop.date_format[::2])
+    }
+    return f"({part['y']} * 10000 + {part['m']} * 100 + {part['d']})"
+
+
+def _date_number(text: str, prop: PropertyInfo) -> int | None:
+    """`yyyymmdd` of a literal written as an ISO date or as the property writes its dates."""
+    value = text.strip()
+    if len(value) > 2 and value[0] == value[-1] and value[0] in "'\"":
+        value = value[1:-1].strip()
+    if m := _ISO_DATE.fullmatch(value):
+        y, mo, d = int(m[1]), int(m[2]), int(m[3])
+    elif (m := DATE_TEXT.fullmatch(value)) and m[2] == prop.date_format[1]:
+        first, second = int(m[1]), int(m[3])
+        d, mo = (first, second) if prop.date_format[0] == "d" else (second, first)
+        y = int(m[4])
+    else:
+        return None
+    return y * 10000 + mo * 100 + d if 1 <= mo <= 12 and 1 <= d <= 31 else None
+
+
+_DATES = _TextReader(
+    stored=lambda p: bool(p.date_format),
+    read=_date_read,
+    aggregates=frozenset(),
+    literal=lambda text, prop, _ordered: (
+        str(n) if (n := _date_number(text, prop)) is not None else None
+    ),
+)
+
+
+def _text_read_fix(cypher: str, schema: GraphSchema, reader: _TextReader) -> tuple[str, str] | None:
+    """The statement with every sort, aggregate and comparison of a property `reader` reads
+    read through it, and the reads changed; None when there is none."""
     statement = Statement(cypher)
     tokens = statement.tokens
     names = referenced_names(cypher)
 
-    def as_text(var: str, prop: str) -> bool:
+    def as_text(var: str, prop: str) -> PropertyInfo | None:
         if var in names.variables:
             label = schema.label(names.variables[var])
             props = label.properties if label else ()
@@ -478,54 +609,77 @@ def numbers_as_text_fix(cypher: str, schema: GraphSchema) -> tuple[str, str] | N
             props = tuple(
                 p for r in schema.relationships if r.type == rel_type for p in r.properties
             )
-        return any(p.name == prop and p.numbers_as_text for p in props)
+        return next((p for p in props if p.name == prop and reader.stored(p)), None)
 
-    def read_at(i: int) -> bool:
+    def read_at(i: int) -> PropertyInfo | None:
         read = property_at(tokens, i)
-        return read is not None and as_text(*read)
+        return as_text(*read) if read is not None else None
 
     edits: dict[int, tuple[int, int, str]] = {}
     changed: list[str] = []
 
-    def convert(first: int, end: int, descending: bool = False) -> None:
+    def convert(first: int, end: int, prop: PropertyInfo, descending: bool = False) -> None:
         start, stop = tokens[first].position, tokens[end - 1].end
         written = cypher[start:stop]
-        number = _AS_NUMBER.format(written)
+        number = reader.read(written, prop)
         edits[start] = (start, stop, f"{number} IS NULL, {number}" if descending else number)
         changed.append(written)
 
-    def compared(other: int, ordered: bool) -> bool:
+    def compared(other: int, ordered: bool, prop: PropertyInfo) -> bool:
         """Whether the read beside a comparison, with token `other` on its other side, is read
-        as a number: not beside a string, but beside a number written as one in an ordering
-        (`s.length > '1000'`), whose quotes go."""
+        through the reader: not beside a string, but beside one the reader turns into its
+        kind of literal (a number in quotes in an ordering, `s.length > '1000'`; a date)."""
         if other >= len(tokens) or tokens[other].kind != "string":
             return True
-        if not (ordered and _number(tokens[other].text)):
+        literal = reader.literal(tokens[other].text, prop, ordered)
+        if literal is None:
             return False
-        edits[tokens[other].position] = (
-            tokens[other].position, tokens[other].end, tokens[other].value.strip()
-        )  # fmt: skip
+        edits[tokens[other].position] = (tokens[other].position, tokens[other].end, literal)
         return True
+
+    def month_range(at: int, prop: PropertyInfo) -> None:
+        """`c.date STARTS WITH '2017-08'` (or `'2017'`): the month's (the year's) range."""
+        literal = tokens[at + 2] if at + 2 < len(tokens) else None
+        if not (tokens[at + 1].is_keyword("WITH") and literal and literal.kind == "string"):
+            return
+        if not (m := _ISO_MONTH.fullmatch(literal.value.strip())):
+            return
+        low = int(m[1]) * 10000 + (int(m[2]) * 100 if m[2] else 0)
+        high = low + (100 if m[2] else 10000)
+        start = tokens[at - 3].position
+        number = reader.read(cypher[start : tokens[at - 1].end], prop)
+        edits[start] = (start, literal.end, f"({number} >= {low} AND {number} < {high})")
+        changed.append(cypher[start : tokens[at - 1].end])
 
     for i, tok in enumerate(tokens):
         if tok.kind == "punct" and tok.text in _COMPARISONS:
             ordered = tok.text not in ("=", "<>")
-            if read_at(i - 3) and compared(i + 1, ordered):
-                convert(i - 3, i)
-            if read_at(i + 1) and compared(i - 1, ordered):
-                convert(i + 1, i + 4)
-        elif is_aggregate_call(tokens, i) and tok.text.upper() in _NUMBER_AGGREGATES:
+            if (prop := read_at(i - 3)) and compared(i + 1, ordered, prop):
+                convert(i - 3, i, prop)
+            if (prop := read_at(i + 1)) and compared(i - 1, ordered, prop):
+                convert(i + 1, i + 4, prop)
+        elif is_aggregate_call(tokens, i) and tok.text.upper() in reader.aggregates:
             distinct = i + 2 < len(tokens) and tokens[i + 2].is_keyword("DISTINCT")
             first = i + 3 if distinct else i + 2
-            if read_at(first) and tokens[first + 3 : first + 4] and tokens[first + 3].is_punct(")"):
-                convert(first, first + 3)
+            prop = read_at(first)
+            if prop and tokens[first + 3 : first + 4] and tokens[first + 3].is_punct(")"):
+                convert(first, first + 3, prop)
+        elif reader is _DATES and tok.is_keyword("STARTS") and (prop := read_at(i - 3)):
+            month_range(i, prop)
     returned = statement.final_return()
     for key in statement.order_keys():
         words = statement.words(key)
-        prop = sort_key_property(statement, key, schema) if len(words) == 1 else None
-        if (len(words) == 3 and read_at(key.first)) or (prop is not None and prop.numbers_as_text):
-            convert(key.first, key.end, key.descending)  # `v.prop`, or the alias of one returned
-        elif len(words) == 1 and key.descending and returned is not None:
+        alias = sort_key_property(statement, key, schema) if len(words) == 1 else None
+        prop = (
+            read_at(key.first)
+            if len(words) == 3
+            else alias
+            if alias and reader.stored(alias)
+            else None
+        )
+        if prop is not None:
+            convert(key.first, key.end, prop, key.descending)  # `v.prop`, or a returned one's alias
+        elif len(words) == 1 and key.descending and returned is not None and reader.aggregates:
             # The alias of an aggregate of one (`avg(s.average_height) AS h`): a placeholder
             # made null, and a descending sort puts nulls first.
             item = next((it for it in returned[1] if it.alias == words[0]), None)
@@ -534,5 +688,4 @@ def numbers_as_text_fix(cypher: str, schema: GraphSchema) -> tuple[str, str] | N
                 edits[at.position] = (at.position, at.position, f"{at.text} IS NULL, ")
     if not edits:
         return None
-    read = ", ".join(dict.fromkeys(changed))
-    return statement.edited(list(edits.values())), f"{read} read as a number (stored as text)"
+    return statement.edited(list(edits.values())), ", ".join(dict.fromkeys(changed))

@@ -26,7 +26,11 @@ from graph_agent.lint import (
     with_literal,
     with_property,
 )
-from graph_agent.question_fit import counted_label_feedback, left_out_values_feedback
+from graph_agent.question_fit import (
+    counted_label_feedback,
+    echoed_feedback,
+    left_out_values_feedback,
+)
 from graph_agent.repair.edits import EACH, walked_back
 from graph_agent.repair.probes import Prober, matches_something, nothing_found
 from graph_agent.repair.rule import Case, Fix, Kind, Phase, Trigger, rule
@@ -327,6 +331,20 @@ def value_left_out(case: Case) -> Fix | None:
         return None
     return Fix("a value the question names is left out", note=feedback,
                stage=Stage.LEFT_OUT_VALUE, update=_kept_unconfirmed(case))  # fmt: skip
+
+
+@rule("named-echo", E, Trigger.ROWS, Kind.HINT, once="rows-note")
+def named_echo(case: Case) -> Fix | None:
+    """Rows that only repeat what a "who"/"which" question names: "Who works under Andrew
+    Fuller, directly or indirectly?" answered with Andrew Fuller (a dev item; the statement
+    matched him alone and returned his name, and no evaluation doubted it). One correction
+    naming the relationships of the named node's label; the rows kept as unconfirmed like
+    counted-label's; one of the rows notes per question."""
+    feedback = echoed_feedback(case.cypher, case.question, case.rows, case.ctx.schema)
+    if feedback is None:
+        return None
+    return Fix("the rows repeat what the question names", note=feedback,
+               stage=Stage.NAMED_ECHO, update=_kept_unconfirmed(case))  # fmt: skip
 
 
 def _kept_unconfirmed(case: Case) -> dict[str, Any]:

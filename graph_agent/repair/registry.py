@@ -4,20 +4,23 @@
 |----------|-----------------|---------|----------------------------------------------------|
 | validate | statement       | rewrite | not-equal-operator, string-alias, missing-return,  |
 |          |                 |         | map-as-value, or-in-map, number-comparison,        |
-|          |                 |         | date-literal, both-values,                         |
+|          |                 |         | number-in-quotes, date-literal, both-chained,      |
+|          |                 |         | both-values,                                       |
 |          |                 |         | aggregate-bound, any-depth, negation-contradicted, |
-|          |                 |         | relationship-direction, relationship-word,         |
+|          |                 |         | relationship-direction, reciprocal-relationship,   |
+|          |                 |         | relationship-word,                                 |
 |          |                 |         | relationship-measure, count-of-a-number,           |
 |          |                 |         | counted-road, counted-by-property, counted-list,   |
 |          |                 |         | named-node-returned, named-node-linked,            |
 |          |                 |         | which-names-the-thing,                             |
 |          |                 |         | name-parts, superlative-sort-direction,            |
 |          |                 |         | superlative-one-row, superlative-top-rows,         |
-|          |                 |         | limit-unasked, numbers-as-text                     |
+|          |                 |         | limit-unasked, sort-key-returned,                  |
+|          |                 |         | numbers-as-text, dates-as-text                     |
 | validate | schema_problem  | rewrite | name-spelling, relationship-road,                  |
 |          |                 |         | relationship-property, end-node-property,          |
-|          |                 |         | property-through-neighbour, label-as-property,     |
-|          |                 |         | property-for-label, name-property (a statement     |
+|          |                 |         | name-property, property-through-neighbour,         |
+|          |                 |         | label-as-property, property-for-label (a statement |
 |          |                 |         | they make fit goes through the statement rewrites  |
 |          |                 |         | once more)                                         |
 | validate | schema_problem  | guard   | asked-but-missing                                  |
@@ -37,8 +40,8 @@
 |          |                 |         | close one or a code; read again)                   |
 | execute  | empty_result    | hint    | value-next-door, stored-values (one of these two,  |
 |          |                 |         | value-chosen and value-moved per question)         |
-| execute  | rows            | hint    | counted-label, value-left-out (one of the two per  |
-|          |                 |         | question)                                          |
+| execute  | rows            | hint    | counted-label, value-left-out, named-echo (one of  |
+|          |                 |         | the three per question)                            |
 | execute  | rows            | rewrite | distinct-rows (a "which" list that repeats, read   |
 |          |                 |         | DISTINCT), ties-shown (the rows tied with a        |
 |          |                 |         | LIMIT 1's row)                                     |
@@ -159,7 +162,19 @@ the rules removed there, and why, are listed on that page too), with these still
   Beside it, not rules: the schema rewrites' statement goes through these statement rewrites
   once more when they moved a read and not the road (the Star Wars trial's crew), and the
   value lookup no longer hints values the question only brushed (graphdb/lookup.py: schema
-  words, superlatives, months, accents) nor a lone part of a two-property name.
+  words, superlatives, months, accents) nor a lone part of a two-property name;
+- the twenty-second session's: from the POLE trial's leftovers, dates-as-text (dates stored
+  as "24/08/2017": "the most recent crime" sorted "9/08/2017" first, "crimes in August 2017"
+  compared text with an ISO date; `PropertyInfo.date_format` from the sample, day-first or
+  month-first told by a part above 12) and reciprocal-relationship ("Who knows Jessica
+  Kelly?" read the one-way KNOWS one way: one of six); from dev items, both-chained
+  (ap-hop-luton-stansted: "served from both Luton and Stansted" chained through Stansted on
+  every attempt), sort-key-returned (ap-order-lowest-german: the lowest airport named
+  without its height) and number-in-quotes (net-zone-two-crm: `{zone: '2'}` on integers);
+  and name-property now comes before property-through-neighbour (net-interfaces-per-switch:
+  a switch's missing name had been read from its rack, not its key `ip`); and named-echo
+  (nw-hop-fuller-all-reports: "Who works under Andrew Fuller …?" answered, in one call, with
+  Andrew Fuller).
 
 A new rule: write it in the module of its phase (`validate_rules`, `execute_rules`,
 `answer_rules`; a first rule for the correct step starts `correct_rules` and its trigger) with the `rule` decorator (a docstring that
@@ -185,12 +200,15 @@ RULES: tuple[Rule, ...] = (
     v.map_as_value,
     v.or_in_map,
     v.number_comparison,
+    v.number_in_quotes,
     v.date_literal,
+    v.both_chained,
     v.both_values,
     v.aggregate_bound,
     v.any_depth,
     v.negation_contradicted,
     v.relationship_direction,
+    v.reciprocal_relationship,
     v.relationship_word,
     v.relationship_measure,
     v.count_of_a_number,
@@ -205,15 +223,17 @@ RULES: tuple[Rule, ...] = (
     v.superlative_one_row,
     v.superlative_top_rows,
     v.limit_unasked,
+    v.sort_key_returned,
     v.numbers_as_text,
+    v.dates_as_text,
     v.name_spelling,
     v.relationship_road,
     v.relationship_property_read,
     v.end_node_property_read,
+    v.name_property,
     v.property_from_neighbour,
     v.label_as_property,
     v.property_for_label,
-    v.name_property,
     v.asked_but_missing,
     v.costly_read_repeated,
     v.with_keeps_the_node,
@@ -228,6 +248,7 @@ RULES: tuple[Rule, ...] = (
     e.stored_values,
     e.counted_label,
     e.value_left_out,
+    e.named_echo,
     e.distinct_rows,
     e.ties_shown,
     a.answer_denies_rows,

@@ -15,6 +15,7 @@ distance), is read from the relationship.
 
 from __future__ import annotations
 
+import itertools
 import re
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
@@ -116,17 +117,105 @@ def written_hops(tokens: list[Token], names: ReferencedNames) -> Iterator[Hop]:
         )
 
 
-def _using(schema: GraphSchema, left: str, right: str, rel_type: str) -> list[str]:
-    """The two-hop paths `left … right` one of whose hops is `rel_type`."""
-    return [text for text, types in two_hop_paths(schema, left, right) if rel_type in types]
+_RECIPROCAL_WORDS = """know sibling married marry spouse friend partner related relative
+    colleague neighbour neighbor cousin acquainted acquaintance twin interact connected similar
+    peer teammate"""
+_RECIPROCAL = frozenset(stem(w) for w in _RECIPROCAL_WORDS.split())
+"""Stems of the words that name a relationship both ends have alike: who knows whom is one
+fact, stored once, in whichever direction the import happened to write it."""
 
 
-def _two_hop(schema: GraphSchema, hop: Hop) -> list[str]:
-    """The two-hop paths between the hop's two labels, whatever their types (none from a label
-    to itself: a road back to it may turn the meaning round)."""
-    if hop.left is None or hop.right is None or hop.left == hop.right:
-        return []
-    return [text for text, _types in two_hop_paths(schema, hop.left, hop.right)]
+def reciprocal_fix(cypher: str, schema: GraphSchema) -> tuple[str, str] | None:
+    """The statement with each directed relationship between two nodes of one label whose type
+    names a reciprocal tie (`KNOWS`, `SIBLING_OF`, `MARRIED_TO`) read both ways, and what
+    changed; None when there is none. Only where one end is named or read again (a filter, a
+    returned or counted node): a count of every such tie would count each twice."""
+    tokens = tokenize(cypher)
+    names = referenced_names(cypher)
+    cuts: list[int] = []
+    turned: list[str] = []
+    for hop in written_hops(tokens, names):
+        if hop.left is None or hop.left != hop.right:
+            continue
+        if not name_stems(hop.rel_type) & _RECIPROCAL:
+            continue
+        if not any(
+            r.type == hop.rel_type and r.start == r.end == hop.left for r in schema.relationships
+        ):
+            continue
+        if not (_read_again(tokens, hop.left_var) or _read_again(tokens, hop.right_var)) and not (
+            _has_map(tokens, hop.first - 1) or _has_map(tokens, hop.last + 1)
+        ):
+            continue
+        cuts.append(tokens[hop.last if hop.points_right else hop.first].position)
+        turned.append(hop.rel_type)
+    if not cuts:
+        return None
+    fixed = cypher
+    for at in sorted(cuts, reverse=True):
+        fixed = fixed[:at] + fixed[at + 1 :]
+    ties = ", ".join(dict.fromkeys(turned))
+    return fixed, f"{ties} read both ways (a tie between two of a kind is stored once)"
+
+
+_BOTH = re.compile(r"\bboth\b|\bin common\b|\bcommon to\b|\bshared by\b", re.IGNORECASE)
+
+
+def both_chained_fix(cypher: str, question: str) -> tuple[str, str] | None:
+    """For a question about what two named things both have, the statement whose chain runs
+    from one through the other, `(a {A})-[:T]->(b {B})-[:T]->(x)`, with both pointing at the
+    third, `(a {A})-[:T]->(x)<-[:T]-(b {B})`, and what changed; None when there is no such
+    chain. Only two hops of one type and one direction between nodes of one label, the
+    middle node and one end named by a property map."""
+    if not _BOTH.search(question):
+        return None
+    tokens = tokenize(cypher)
+    for one, two in itertools.pairwise(written_hops(tokens, referenced_names(cypher))):
+        if two.first - 1 != matching_close(tokens, one.last + 1) or one.rel_type != two.rel_type:
+            continue
+        if one.points_right != two.points_right or not one.left == one.right == two.right:
+            continue
+        start, end = matching_open(tokens, one.first - 1), matching_close(tokens, two.last + 1)
+        if start is None or end is None or not _has_map(tokens, one.last + 1):
+            continue
+
+        def text(a: int, b: int) -> str:
+            return cypher[tokens[a].position : tokens[b].end]
+
+        first, middle, last = (
+            text(start, one.first - 1),
+            text(one.last + 1, two.first - 1),
+            text(two.last + 1, end),
+        )
+        ahead, behind = text(one.first, one.last), text(two.first, two.last)
+        back = behind[:-1].replace("-", "<-", 1) if two.points_right else behind[1:] + ">"
+        if _has_map(tokens, one.first - 1):  # (A)-(B)-(x): (A)-(x)-(B)
+            chain, free = first + ahead + last + back + middle, last
+        elif _has_map(tokens, two.last + 1):  # (x)-(B)-(A): (A)-(x)-(B)
+            chain, free = last + back + first + ahead + middle, first
+        else:
+            continue
+        fixed = cypher[: tokens[start].position] + chain + cypher[tokens[end].end :]
+        return (
+            fixed,
+            f"{middle} and the other named node both linked to {free}, not one through the other",
+        )
+    return None
+
+
+def _read_again(tokens: Sequence[Token], var: str | None) -> bool:
+    """Whether a node's variable is used outside the pattern that binds it."""
+    return var is not None and sum(1 for t in tokens if t.is_name and t.name == var) > 1
+
+
+def _has_map(tokens: Sequence[Token], edge: int) -> bool:
+    """Whether the node pattern whose parenthesis is at `edge` carries a property map."""
+    closing = tokens[edge].is_punct(")")
+    other = matching_open(tokens, edge) if closing else matching_close(tokens, edge)
+    if other is None:
+        return False
+    start, end = (other, edge) if closing else (edge, other)
+    return any(t.is_punct("{") for t in tokens[start:end])
 
 
 def _roads(
@@ -157,7 +246,8 @@ def _roads(
         start, end = (hop.left, hop.right) if hop.points_right else (hop.right, hop.left)
         missing = f"no (:{start})-[:{hop.rel_type}]->(:{end})"
         roads: list[tuple[str, str]] = []
-        routes = _using(schema, hop.left, hop.right, hop.rel_type)
+        paths = two_hop_paths(schema, hop.left, hop.right)
+        routes = [text for text, types in paths if hop.rel_type in types]
         direct_said = any(said & _stems(r.type) for r in links)
         if len(routes) == 1 and (not links or (said & _stems(hop.rel_type) and not direct_said)):
             # The written type the question says, through the third label it links, before
@@ -171,7 +261,8 @@ def _roads(
             rel = links[0]
             detail = f"{missing}: the one relationship between them, (:{rel.start})-[:{rel.type}]->(:{rel.end})"
             roads = [(arrow(hop.left, rel), detail)]
-        elif not links and not routes and len(only := _two_hop(schema, hop)) == 1:
+        elif not links and not routes and hop.left != hop.right and len(paths) == 1:
+            only = [text for text, _types in paths]
             # The written type is on no road between them, and one road links them: "Which
             # area has the most crimes?" written `(a:Area)-[:INVESTIGATED_BY]->(c:Crime)` (a
             # trial on the POLE graph; crimes occur at locations, which lie in areas), twice.

@@ -17,8 +17,10 @@ from graph_agent.repair.comparisons import (
     both_values_fix,
     comparison_fix,
     date_literal_fix,
+    dates_as_text_fix,
     numbers_as_text_fix,
     or_map_fix,
+    quoted_number_fix,
 )
 from graph_agent.repair.edits import (
     aggregate_by_alias,
@@ -36,9 +38,11 @@ from graph_agent.repair.edits import (
 )
 from graph_agent.repair.probes import nothing_found
 from graph_agent.repair.relationships import (
+    both_chained_fix,
     contradicted_negation,
     end_node_property,
     label_kept_as_property,
+    reciprocal_fix,
     relationship_by_word,
     relationship_property,
     relationship_sort,
@@ -60,6 +64,7 @@ from graph_agent.superlatives import (
     one_row_fix,
     return_fix,
     sort_direction_fix,
+    sort_key_returned_fix,
     summed_property_fix,
     thing_of_measure_fix,
     top_rows_fix,
@@ -189,6 +194,17 @@ def number_comparison(case: Case) -> Fix | None:
     return None
 
 
+@rule("number-in-quotes", V, S, Kind.REWRITE)
+def number_in_quotes(case: Case) -> Fix | None:
+    """ "Which machines in zone two run the crm application?" written `(r:Rack {zone: '2'})`
+    (a dev item, on both attempts) where zones are integers: nothing matched, since a string
+    never equals a number. A number in quotes matched (a node's map) or compared with a
+    property that only holds numbers is written as a number."""
+    if fixed := quoted_number_fix(case.cypher, case.ctx.schema):
+        return Fix(fixed[1], cypher=fixed[0])
+    return None
+
+
 @rule("date-literal", V, S, Kind.REWRITE)
 def date_literal(case: Case) -> Fix | None:
     """`WHERE p.dob < '1975-01-01'` for "Which players were born before 1975?" where `dob`
@@ -197,6 +213,19 @@ def date_literal(case: Case) -> Fix | None:
     for a date-and-time property), in a WHERE or a node's map; a year (`p.dob < 1975` or
     `'1975'`) is compared with the date's year, `p.dob.year < 1975`."""
     if fixed := date_literal_fix(case.cypher, case.ctx.schema):
+        return Fix(fixed[1], cypher=fixed[0])
+    return None
+
+
+@rule("both-chained", V, S, Kind.REWRITE)
+def both_chained(case: Case) -> Fix | None:
+    """ "Which destinations are served from both Luton and Stansted?" written `(a {descr:
+    'London Luton Airport'})-[:HAS_ROUTE]->(a2 {descr: 'London Stansted Airport'})-[:HAS_ROUTE]
+    ->(d)` (a dev item, on every attempt) asked for the places reached through Stansted. Where
+    a "both"/"in common" question's chain runs from one named node through another over two
+    hops of one type, the two are both linked to the third: `(a {…})-[:HAS_ROUTE]->(d)<-
+    [:HAS_ROUTE]-(a2 {…})`."""
+    if fixed := both_chained_fix(case.cypher, case.question):
         return Fix(fixed[1], cypher=fixed[0])
     return None
 
@@ -263,6 +292,18 @@ def relationship_direction(case: Case) -> Fix | None:
     return Fix(
         "; ".join(checked.corrections) or "turned a relationship round", cypher=checked.cypher
     )
+
+
+@rule("reciprocal-relationship", V, S, Kind.REWRITE)
+def reciprocal_relationship(case: Case) -> Fix | None:
+    """ "Who knows Jessica Kelly?" written `(p:Person)-[:KNOWS]->(j:Person {…})` (a trial on
+    the POLE graph) found one of the six people she knows: a tie between two people is stored
+    once, in either direction. A directed relationship between two nodes of one label whose
+    type names a reciprocal tie (knows, sibling, married, friend, partner, colleague,
+    neighbour…) is read both ways where one end is named or read again."""
+    if fixed := reciprocal_fix(case.cypher, case.ctx.schema):
+        return Fix(fixed[1], cypher=fixed[0])
+    return None
 
 
 @rule("name-spelling", V, Trigger.SCHEMA_PROBLEM, Kind.REWRITE)
@@ -702,6 +743,18 @@ def limit_unasked(case: Case) -> Fix | None:
     return Fix(fixed[1], cypher=fixed[0]) if fixed else None
 
 
+@rule("sort-key-returned", V, S, Kind.REWRITE)
+def sort_key_returned(case: Case) -> Fix | None:
+    """ "Which German airport is closest to sea level?" written `RETURN a.descr AS descr ORDER
+    BY a.altitude LIMIT 1` (a dev item) named the airport without the height that put it
+    first. For a question that asks for a ranking (a superlative, "sorted by"), where the
+    final RETURN names things without aggregating and sorts them first by a number or a date
+    of a node or relationship it does not return, that value is returned too (`a.altitude AS
+    altitude`): the measure a ranking ranks by is part of the answer."""
+    fixed = sort_key_returned_fix(case.cypher, case.question, case.ctx.schema)
+    return Fix(fixed[1], cypher=fixed[0]) if fixed else None
+
+
 @rule("numbers-as-text", V, S, Kind.REWRITE)
 def numbers_as_text(case: Case) -> Fix | None:
     """ "Who is the tallest character?" written `ORDER BY c.height DESC LIMIT 1`, where heights
@@ -711,4 +764,16 @@ def numbers_as_text(case: Case) -> Fix | None:
     where it is sorted (placeholders last), summed, averaged, or compared with anything but a
     string. After the superlative rules, which read the sort key as written."""
     fixed = numbers_as_text_fix(case.cypher, case.ctx.schema)
+    return Fix(fixed[1], cypher=fixed[0]) if fixed else None
+
+
+@rule("dates-as-text", V, S, Kind.REWRITE)
+def dates_as_text(case: Case) -> Fix | None:
+    """ "What is the most recent crime?" written `ORDER BY c.date DESC LIMIT 1`, where dates
+    are stored as "24/08/2017" (a trial on the POLE graph), named a crime of the 9th: text
+    sorts "9/08/2017" above "31/08/2017". A property whose sampled values are dates written
+    day/month/year (or month/day/year, told apart by a part above 12) is read as the number
+    `yyyymmdd` where it is sorted or compared; a date literal beside it (ISO, or written as
+    the property writes it) becomes that number, `STARTS WITH '2017-08'` the month's range."""
+    fixed = dates_as_text_fix(case.cypher, case.ctx.schema)
     return Fix(fixed[1], cypher=fixed[0]) if fixed else None

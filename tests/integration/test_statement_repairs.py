@@ -441,6 +441,42 @@ CASES = [
         "MATCH (:Product {productName: 'Chai'})<-[o:ORDERS]-(:Order) RETURN sum(o.quantity)",
         ["relationship-property"],
     ),
+    (  # a dev statement (net-zone-two-crm)
+        "network",
+        "Which machines in zone two run the crm application?",
+        "MATCH (m:Machine)-[:RUNS]->(a:Application {name: 'crm'}), (m)<-[:HOLDS]-"
+        "(r:Rack {zone: '2'}) RETURN DISTINCT m.name AS name ORDER BY name",
+        "MATCH (:Rack {zone: 2})-[:HOLDS]->(m:Machine)-[:RUNS]->(:Application {name: 'crm'}) "
+        "RETURN DISTINCT m.name",
+        ["number-in-quotes"],
+    ),
+    (  # a dev item (net-interfaces-per-switch): a name the switch lacks is not its rack's
+        "network",
+        "How many interfaces does each switch have?",
+        "MATCH (s:Switch)-[:ROUTES]->(i:Interface) RETURN s.name AS switch, "
+        "count(i) AS interfaces",
+        "MATCH (s:Switch)-[:ROUTES]->(i:Interface) RETURN s.ip, count(i)",
+        ["name-property"],
+    ),
+    (  # a dev statement (ap-hop-luton-stansted), on both attempts
+        "airports",
+        "Which destinations are served from both Luton and Stansted?",
+        "MATCH (a:Airport {descr: 'London Luton Airport'})-[:HAS_ROUTE]->(a2:Airport {descr: "
+        "'London Stansted Airport'})-[:HAS_ROUTE]->(d:Airport) RETURN DISTINCT d.descr AS descr "
+        "ORDER BY d.descr LIMIT 1000",
+        "MATCH (:Airport {iata: 'LTN'})-[:HAS_ROUTE]->(b:Airport)<-[:HAS_ROUTE]-"
+        "(:Airport {iata: 'STN'}) RETURN b.descr",
+        ["both-chained"],
+    ),
+    (  # a dev statement (ap-order-lowest-german) less the model's `a.altitude > 0`
+        "airports",
+        "Which German airport is closest to sea level?",
+        "MATCH (a:Airport)-[:IN_COUNTRY]->(c:Country {code: 'DE'}) RETURN a.descr AS descr "
+        "ORDER BY a.altitude LIMIT 1",
+        "MATCH (a:Airport)-[:IN_COUNTRY]->(:Country {code: 'DE'}) RETURN a.descr, a.altitude "
+        "ORDER BY a.altitude LIMIT 1",
+        ["sort-key-returned"],
+    ),
     (  # a dev statement (net-xl-ram): each machine has one TYPE, bound once by the MATCH
         "network",
         "How much RAM does the xl machine type have?",
@@ -585,6 +621,37 @@ def test_rows_that_leave_out_a_value_the_question_names_get_one_correction(
     )
     assert sorted(tuple(r) for r in result.rows) == _rows(db, gold) != []
     assert "value-left-out" in [f.rule for f in result.rules_fired]
+
+
+def test_rows_that_only_repeat_the_named_person_get_one_correction(
+    eval_graphs: dict[str, GraphDB],
+) -> None:
+    # nw-hop-fuller-all-reports, a dev item: answered in one call with Andrew Fuller himself.
+    db = eval_graphs["northwind"]
+    written = (
+        'MATCH (e:Employee) WHERE e.firstName = "Andrew" AND e.lastName = "Fuller" '
+        "RETURN e.firstName AS firstName, e.lastName AS lastName"
+    )
+    gold = (
+        "MATCH (e:Employee)-[:REPORTS_TO*1..5]->(:Employee {firstName: 'Andrew', "
+        "lastName: 'Fuller'}) RETURN DISTINCT e.firstName, e.lastName"
+    )
+    model = ScriptedChatModel(
+        replies=[
+            guard_reply(),
+            cypher_reply(written),
+            cypher_reply(gold),
+            evaluation_reply(answer="ok"),
+        ]
+    )
+    result = _agent(db, model).run("Who works under Andrew Fuller, directly or indirectly?")
+    assert [a.stage for a in result.attempts] == ["named_echo", "ok"]
+    assert "The rows only repeat Andrew, Fuller, which the question itself names" in (
+        model.prompts[2]
+    )
+    assert "(:Employee)-[:REPORTS_TO]->(:Employee)" in model.prompts[2]
+    assert sorted(tuple(r) for r in result.rows) == _rows(db, gold) != []
+    assert "named-echo" in [f.rule for f in result.rules_fired]
 
 
 # A graph as a CSV import with no types leaves it (the Star Wars trial's shape): heights and
@@ -770,12 +837,15 @@ def test_a_property_a_schema_rewrite_moved_goes_through_the_statement_rules_agai
 
 # The POLE trial's shapes: people called by a name and a surname, locations by their address,
 # vehicles by a registration no two share (no name property), years stored as text, crimes
-# that occur at locations lying in areas.
+# that occur at locations lying in areas, on dates stored as day/month/year text; who knows
+# whom stored once, in either direction.
 _POLICE = (
     "CREATE (home:Location {address: '178 Polding Street'}), "
     "(:Location {address: '6 Gypsy Lane'}), (:Location {address: '1 Mill Road'}), "
     "(:Location {address: '9 High Street'}), (:Location {address: '2 Bridge Row'}), "
-    "(:Person {name: 'Todd', surname: 'Hamilton'})-[:CURRENT_ADDRESS]->(home), "
+    "(todd:Person {name: 'Todd', surname: 'Hamilton'})-[:CURRENT_ADDRESS]->(home), "
+    "(todd)-[:KNOWS]->(:Person {name: 'Jessica', surname: 'Kelly'}), "
+    "(:Person {name: 'Ann', surname: 'Long'})-[:KNOWS]->(todd), "
     "(:Person {name: 'Benjamin', surname: 'Hamilton'})-[:CURRENT_ADDRESS]->(home), "
     "(:Vehicle {reg: 'RY52 APF', make: 'Toyota', year: '2005'}), "
     "(:Vehicle {reg: 'RH42 TAB', make: 'Jaguar', year: '1992'}), "
@@ -784,8 +854,9 @@ _POLICE = (
     "(:Vehicle {reg: 'LM01 NOP', make: 'Toyota', year: 'unknown'}), "
     "(wn3:Area {areaCode: 'WN3'}), (ol1:Area {areaCode: 'OL1'}), (sgt:Officer {name: 'Uri'}), "
     "(home)-[:LOCATION_IN_AREA]->(wn3), "
-    "(:Crime {type: 'Drugs'})-[:OCCURRED_AT]->(home), (:Crime {type: 'Burglary'})"
-    "-[:OCCURRED_AT]->(home), (c3:Crime {type: 'Drugs'})-[:OCCURRED_AT]->(lane:Location "
+    "(:Crime {type: 'Drugs', date: '24/08/2017'})-[:OCCURRED_AT]->(home), "
+    "(:Crime {type: 'Burglary', date: '9/08/2017'})-[:OCCURRED_AT]->(home), "
+    "(c3:Crime {type: 'Drugs', date: '31/07/2017'})-[:OCCURRED_AT]->(lane:Location "
     "{address: '7 Gypsy Lane'})-[:LOCATION_IN_AREA]->(ol1), (c3)-[:INVESTIGATED_BY]->(sgt)"
 )
 
@@ -813,8 +884,41 @@ _POLICE = (
             [("WN3", 2)],
             "relationship-road",
         ),
+        (
+            "What is the most recent crime?",
+            "MATCH (c:Crime) RETURN c.type AS type, c.date AS date ORDER BY date DESC LIMIT 1",
+            [("Drugs", "24/08/2017")],  # as text, "9/08/2017" sorts first
+            "dates-as-text",
+        ),
+        (
+            "How many crimes were there in August 2017?",
+            "MATCH (c:Crime) WHERE c.date STARTS WITH '2017-08' RETURN count(c) AS crimes",
+            [(2,)],
+            "dates-as-text",
+        ),
+        (
+            "Who does Todd Hamilton know?",
+            "MATCH (t:Person {name: 'Todd', surname: 'Hamilton'})-[:KNOWS]->(p:Person) "
+            "RETURN p.name AS name, p.surname AS surname ORDER BY name",
+            [("Ann", "Long"), ("Jessica", "Kelly")],
+            "reciprocal-relationship",
+        ),
+        (
+            "List the vehicles made before 2006, sorted by year.",
+            "MATCH (v:Vehicle) WHERE v.year < '2006' RETURN v.reg AS reg ORDER BY v.year",
+            [("AB12 CDE", "1926"), ("RH42 TAB", "1992"), ("RY52 APF", "2005")],
+            "sort-key-returned",
+        ),
     ],
-    ids=["a node without a name, called by its key", "the same address", "the one road"],
+    ids=[
+        "a node without a name, called by its key",
+        "the same address",
+        "the one road",
+        "the latest date stored as text",
+        "a month of dates stored as text",
+        "a tie stored once, read both ways",
+        "the measure a ranking ranks by",
+    ],
 )
 def test_the_pole_trials_questions_are_repaired(
     scratch_db: GraphDB, question: str, written: str, rows: list[tuple[object, ...]], rule: str

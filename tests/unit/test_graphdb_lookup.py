@@ -106,6 +106,24 @@ def test_a_property_with_numbers_and_text_of_both_types_is_not_numbers_as_text()
 
 
 @pytest.mark.parametrize(
+    ("values", "written"),
+    [
+        (["24/08/2017", "7/08/2017", "1/09/2017", "24/08/2017"], "d/m/y"),  # a day above 12
+        (["08.24.2017", "7.08.2017", "09.01.2017"], "m.d.y"),  # a month first, dots
+        (["1/08/2017", "7/08/2017", "1/09/2017"], ""),  # no part above 12: day or month?
+        (["24/08/2017", "7-08-2017", "1/09/2017"], ""),  # two separators
+        (["24/08/2017", "7/08/2017"], ""),  # too few to tell
+        (["24/08/2017", "7/08/2017", "13/09/2017", "a", "b", "c", "d"], ""),  # mostly text
+        (["2017-08-24", "2017-08-07", "2017-09-13"], ""),  # ISO: sorts as text already
+    ],
+)
+def test_dates_written_as_text_are_told_with_their_order(values: list[str], written: str) -> None:
+    props = properties_from_samples([{"v": v} for v in values])
+    assert props[0].date_format == written
+    assert not (written and props[0].unique)  # a date names nothing
+
+
+@pytest.mark.parametrize(
     ("samples", "unique"),
     [
         ([{"v": f"RY5{n} APF"} for n in range(5)], True),  # five registrations, none twice

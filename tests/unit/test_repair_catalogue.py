@@ -32,11 +32,13 @@ DATA = yaml.safe_load((Path(__file__).parent / "repair_cases" / "cases.yaml").re
 
 def _property(name: str, kind: str) -> PropertyInfo:
     """`NUMBER_TEXT` is a string property that holds numbers written as text; `KEY` one no
-    two sampled nodes share."""
+    two sampled nodes share; `DATE_TEXT` one that holds dates written day/month/year."""
     if kind == "NUMBER_TEXT":
         return PropertyInfo(name, ("STRING",), numbers_as_text=True)
     if kind == "KEY":
         return PropertyInfo(name, ("STRING",), unique=True)
+    if kind == "DATE_TEXT":
+        return PropertyInfo(name, ("STRING",), date_format="d/m/y")
     return PropertyInfo(name, (kind,))
 
 
