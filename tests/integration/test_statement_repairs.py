@@ -453,8 +453,7 @@ CASES = [
     (  # a dev item (net-interfaces-per-switch): a name the switch lacks is not its rack's
         "network",
         "How many interfaces does each switch have?",
-        "MATCH (s:Switch)-[:ROUTES]->(i:Interface) RETURN s.name AS switch, "
-        "count(i) AS interfaces",
+        "MATCH (s:Switch)-[:ROUTES]->(i:Interface) RETURN s.name AS switch, count(i) AS interfaces",
         "MATCH (s:Switch)-[:ROUTES]->(i:Interface) RETURN s.ip, count(i)",
         ["name-property"],
     ),
@@ -646,8 +645,8 @@ def test_rows_that_only_repeat_the_named_person_get_one_correction(
     )
     result = _agent(db, model).run("Who works under Andrew Fuller, directly or indirectly?")
     assert [a.stage for a in result.attempts] == ["named_echo", "ok"]
-    assert "The rows only repeat Andrew, Fuller, which the question itself names" in (
-        model.prompts[2]
+    assert (
+        "The rows only repeat Andrew, Fuller, which the question itself names" in (model.prompts[2])
     )
     assert "(:Employee)-[:REPORTS_TO]->(:Employee)" in model.prompts[2]
     assert sorted(tuple(r) for r in result.rows) == _rows(db, gold) != []
