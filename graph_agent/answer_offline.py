@@ -7,9 +7,26 @@ from collections.abc import Sequence
 from typing import Any
 
 SHOWN = 10
+FIELDS_SHOWN = 4
+"""A node or relationship in a row is shown by this many of its properties, names first."""
+LONGEST_FIELD = 40
+_NAMES_FIRST = (
+    re.compile(r"name|title", re.IGNORECASE),
+    re.compile(r"type|kind|category|key|code", re.IGNORECASE),
+)
+_ID = re.compile(r"(?:^|_)id$|[a-z]Id$", re.IGNORECASE)
+
+
+def _rank(key: str) -> int:
+    """Names first, then what kind of thing it is, ids (often hashes) last."""
+    if _ID.search(key):
+        return 3
+    return next((i for i, pattern in enumerate(_NAMES_FIRST) if pattern.search(key)), 2)
 
 
 def _value(value: Any) -> str:
+    if isinstance(value, dict):
+        return entity_text(value)
     if isinstance(value, float):
         return f"{value:,.2f}".rstrip("0").rstrip(".")
     if isinstance(value, int) and not isinstance(value, bool):
@@ -17,6 +34,28 @@ def _value(value: Any) -> str:
     if isinstance(value, list):
         return ", ".join(_value(v) for v in value)
     return "(none)" if value is None else str(value)
+
+
+def entity_text(value: dict[str, Any]) -> str:
+    """A node, relationship or path returned whole, in words: `Crime (type: Burglary, date:
+    24/08/2017, …)` rather than its property map (a trial on the POLE graph printed `{'_labels':
+    ['Crime'], 'date': …, 'id': 'de1c4d40bdb6…'}`). Names first, long values cut."""
+    if "_nodes" in value:
+        return " → ".join(_value(node) for node in value["_nodes"])
+    props = [(k, v) for k, v in value.items() if not k.startswith("_")]
+    props.sort(key=lambda kv: _rank(kv[0]))
+    shown = []
+    for key, item in props[:FIELDS_SHOWN]:
+        text = _value(item)
+        if len(text) > LONGEST_FIELD:
+            text = text[: LONGEST_FIELD - 1] + "…"
+        shown.append(f"{key}: {text}")
+    if len(props) > FIELDS_SHOWN:
+        shown.append("…")
+    kind = value.get("_labels") or value.get("_type") or ""
+    head = ":".join(kind) if isinstance(kind, list) else str(kind)
+    fields = ", ".join(shown)
+    return f"{head} ({fields})" if head else "{" + fields + "}"
 
 
 def plain_answer(

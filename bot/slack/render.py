@@ -11,6 +11,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any, Literal
 
+from graph_agent.answer_offline import entity_text
 from graph_agent.errors import FAILURE_TEXT
 from graph_agent.result import AgentResult, Choice
 
@@ -259,14 +260,17 @@ def truncate(text: str, limit: int) -> str:
 
 
 def cell(value: Any) -> str:
-    """One value as table text: no newlines, JSON for lists/maps, blank for null."""
+    """One value as table text: no newlines, a node or relationship by its names first, JSON
+    for other lists and maps, blank for null."""
     if value is None:
         return ""
     if isinstance(value, bool):
         return "true" if value else "false"
     if isinstance(value, float):
         return f"{value:.6g}"
-    if isinstance(value, dict | list | tuple):
+    if isinstance(value, dict) and ({"_labels", "_type", "_nodes"} & value.keys()):
+        text = entity_text(value)  # a node, relationship or path: by its names, not its map
+    elif isinstance(value, dict | list | tuple):
         text = json.dumps(value, ensure_ascii=False, default=str)
     else:
         text = str(value)

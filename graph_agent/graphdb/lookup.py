@@ -66,6 +66,9 @@ Search = Callable[[str, str, Sequence[str], int], list[str]]
 
 
 _TOKEN = re.compile(r"[a-z0-9]+")
+_DATE = re.compile(
+    r"(?<![\w/.-])(?:\d{1,2}[/.-]\d{1,2}[/.-]\d{4}|\d{4}-\d{1,2}-\d{1,2})(?![\w/.-])"
+)
 
 
 def tokens(text: str) -> list[str]:
@@ -259,6 +262,8 @@ class ValueCatalog:
     built_at: float
     _rare: dict[str, list[int]] | None = field(default=None, init=False, repr=False)
     _common: frozenset[str] | None = field(default=None, init=False, repr=False)
+    vocabulary: frozenset[str] = frozenset()
+    """The words of the schema's label, property and relationship type names (`KNOWS`)."""
     _names: frozenset[str] | None = field(default=None, init=False, repr=False)
     """Words held by at most DISTINCTIVE_MAX_VALUES values → those entries (built on first use)."""
     _words: list[Words] | None = field(default=None, init=False, repr=False)
@@ -310,7 +315,13 @@ class ValueCatalog:
                             if isinstance(v, str) and canonical is not None
                         )
         logger.debug("Value catalog: %d values, %d large properties", len(entries), len(large))
-        return cls(entries=entries, large=large, built_at=time.monotonic())
+        names = [label.name for label in schema.labels]
+        names += [p.name for label in schema.labels for p in label.properties]
+        names += [r.type for r in schema.relationships]
+        vocabulary = frozenset(
+            w for name in names for w in tokens(" ".join(_NAME_PART.findall(name)))
+        )
+        return cls(entries=entries, large=large, built_at=time.monotonic(), vocabulary=vocabulary)
 
     def _common_words(self) -> frozenset[str]:
         """Words many stored values share ("airport", "international"): they name no one
@@ -325,9 +336,12 @@ class ValueCatalog:
         return self._common
 
     def _schema_words(self) -> frozenset[str]:
-        """The catalog's label and property names as words (with plurals)."""
+        """The schema's names as words (with plurals): the catalog's labels and properties,
+        and every label, property and relationship type the schema has ("Which person knows
+        the most people?" had hinted the surname Peterson for "person knows": a POLE trial)."""
         if self._names is None:
             words = {w for e in self.entries for w in tokens(f"{e.label} {e.property}")}
+            words |= self.vocabulary
             words |= {w + "s" for w in words} | {w[:-1] + "ies" for w in words if w.endswith("y")}
             self._names = frozenset(words)
         return self._names
@@ -375,6 +389,9 @@ class ValueCatalog:
         return hits
 
     def match(self, text: str, limit: int, search: Search | None = None) -> list[ValueMatch]:
+        # A date is no run of numbers: "24/08/2017" had hinted a call 24 long, a call at 08:24
+        # and the car model 240SX (a POLE trial).
+        text = _DATE.sub(" ", text)
         windows = [(window, Words.of(window)) for window in phrases(text)]
         if not windows:
             return []

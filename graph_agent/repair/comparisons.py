@@ -533,13 +533,14 @@ def dates_as_text_fix(cypher: str, schema: GraphSchema) -> tuple[str, str] | Non
 @dataclass(frozen=True)
 class _TextReader:
     """How one kind of value stored as text is read: which properties, the expression that
-    reads one, which aggregates need it, and the literal a compared string becomes (None: the
-    comparison is left as written)."""
+    reads one, which aggregates need it, the literal a compared string becomes (None: the
+    comparison is left as written), and whether `STARTS WITH` a year or a month is a range."""
 
     stored: Callable[[PropertyInfo], bool]
     read: Callable[[str, PropertyInfo], str]
     aggregates: frozenset[str]
     literal: Callable[[str, PropertyInfo, bool], str | None]
+    month_prefix: bool = False
 
 
 def _number_literal(text: str, _prop: PropertyInfo, ordered: bool) -> str | None:
@@ -590,6 +591,7 @@ _DATES = _TextReader(
     literal=lambda text, prop, _ordered: (
         str(n) if (n := _date_number(text, prop)) is not None else None
     ),
+    month_prefix=True,
 )
 
 
@@ -664,7 +666,7 @@ def _text_read_fix(cypher: str, schema: GraphSchema, reader: _TextReader) -> tup
             prop = read_at(first)
             if prop and tokens[first + 3 : first + 4] and tokens[first + 3].is_punct(")"):
                 convert(first, first + 3, prop)
-        elif reader is _DATES and tok.is_keyword("STARTS") and (prop := read_at(i - 3)):
+        elif reader.month_prefix and tok.is_keyword("STARTS") and (prop := read_at(i - 3)):
             month_range(i, prop)
     returned = statement.final_return()
     for key in statement.order_keys():

@@ -28,3 +28,28 @@ def test_denies_rows(answer: str, denies: bool) -> None:
 def test_plain_answer_names_the_values() -> None:
     text = plain_answer(["service"], [["billing-worker"], ["search-api"]], truncated=False)
     assert "billing-worker" in text and "search-api" in text
+
+
+def test_a_node_returned_whole_is_shown_by_its_names_first_not_as_a_map() -> None:
+    # The POLE trial: Jessica Kelly's crimes printed as raw property maps with a hashed id.
+    crime = {
+        "_labels": ["Crime"],
+        "date": "11/08/2017",
+        "id": "de1c4d40bdb618664ce29c7edd6b329218b0c8ff01c18ab446755b38ab363d05",
+        "type": "Violence and sexual offences",
+        "last_outcome": "Unable to prosecute suspect",
+        "charge": None,
+    }
+    text = plain_answer(["c"], [[crime]])
+    assert text.startswith("c: Crime (type: Violence and sexual offences, date: 11/08/2017, ")
+    assert text.endswith("last_outcome: Unable to prosecute suspect, charge: (none), …)")
+    assert "de1c4d" not in text  # a hashed id comes last, past the fields shown
+    assert "_labels" not in text
+    route = {"_type": "HAS_ROUTE", "distance": 1207}
+    path = {
+        "_nodes": [{"_labels": ["Airport"], "iata": "EDI"}, {"_labels": ["Airport"], "iata": "ATH"}]
+    }
+    assert plain_answer(["r", "p"], [[route, path]]) == (
+        "• r: HAS_ROUTE (distance: 1,207), p: Airport (iata: EDI) → Airport (iata: ATH)"
+    )
+    assert plain_answer(["m"], [[{"a": 1}]]) == "m: {a: 1}"

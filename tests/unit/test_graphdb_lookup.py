@@ -246,6 +246,11 @@ def test_catalog_skips_prose_by_name_and_by_measured_length() -> None:
     assert any("motto" in q for q in asked) and ("Person", "motto") not in held
 
 
+def test_the_catalog_knows_every_schema_name_as_words() -> None:
+    catalog, _ = _film_catalog()
+    assert {"acted", "in", "summary", "text", "tagline", "released", "movie"} <= catalog.vocabulary
+
+
 @pytest.mark.parametrize(
     "question",
     [
@@ -438,8 +443,15 @@ def _police() -> ValueCatalog:
         ("Vehicle", "model", "Reventón"),
         ("Location", "city", "São Paulo"),
     ]
+    values += [
+        ("Person", "surname", "Peterson"),
+        ("PhoneCall", "call_duration", "24"),
+        ("PhoneCall", "call_time", "08:24"),
+        ("Vehicle", "model", "240SX"),
+    ]
     entries = [CatalogEntry(label, prop, v, v, prop) for label, prop, v in values]
-    return ValueCatalog(entries=entries, large=[], built_at=0.0)
+    vocabulary = frozenset({"person", "knows", "crime", "phone", "call", "duration", "time"})
+    return ValueCatalog(entries=entries, large=[], built_at=0.0, vocabulary=vocabulary)
 
 
 @pytest.mark.parametrize(
@@ -452,6 +464,11 @@ def _police() -> ValueCatalog:
         ("How many crimes were there in August 2017?", "Augustine"),  # a month is no name
         ("Which crimes happened in March?", "Marchant"),
         ("What is the most recent crime?", "Reventón"),  # "revent" was one typo from it
+        ("Which person knows the most people?", "Peterson"),  # a label and a relationship
+        ("Which crimes happened on 24/08/2017?", "24"),  # a date is no run of numbers
+        ("Which crimes happened on 24/08/2017?", "08:24"),
+        ("Which crimes happened on 24/08/2017?", "240SX"),
+        ("Which calls were made on 2017-08-24?", "24"),
     ],
 )
 def test_schema_words_superlatives_and_months_name_no_value_they_only_start(
@@ -469,6 +486,8 @@ def test_schema_words_superlatives_and_months_name_no_value_they_only_start(
         ("Which officer is Augustine?", "Augustine"),
         ("Which crimes happened in Sao Paulo?", "São Paulo"),  # accents folded
         ("Which vehicles are Reventóns?", "Reventón"),
+        ("Who knows Mr Peterson?", "Peterson"),
+        ("Which calls lasted 24 minutes?", "24"),  # a number alone is still one
     ],
 )
 def test_those_values_written_out_are_still_hints(question: str, value: str) -> None:

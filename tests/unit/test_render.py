@@ -86,7 +86,18 @@ def test_table_preview_caps_cell_widths_and_rows() -> None:
 
 @pytest.mark.parametrize(
     ("value", "text"),
-    [(None, ""), (True, "true"), (1.23456789, "1.23457"), ("a\nb", "a b"), ([1, "x"], '[1, "x"]')],
+    [
+        (None, ""),
+        (True, "true"),
+        (1.23456789, "1.23457"),
+        ("a\nb", "a b"),
+        ([1, "x"], '[1, "x"]'),
+        ({"a": 1}, '{"a": 1}'),
+        (
+            {"_labels": ["Vehicle"], "year": "1926", "reg": "DJ02 XSG"},
+            "Vehicle (year: 1926, reg: DJ02 XSG)",
+        ),
+    ],
 )
 def test_cell(value: object, text: str) -> None:
     assert render.cell(value) == text
