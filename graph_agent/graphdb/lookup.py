@@ -402,8 +402,13 @@ class ValueCatalog:
 
         # A window of the schema's own words ("type", "crime") names a value only whole: the
         # question's "type of crime" is no Vehicle model "S-Type" nor the type "Other crime".
+        # So does a number: the house number in "178 Polding Street" is no call at "17:17".
         names = self._schema_words()
-        schema_only = {window for window, words in windows if words.token_set <= names}
+        schema_only = {
+            window
+            for window, words in windows
+            if words.token_set <= names or all(t.isdigit() for t in words.tokens)
+        }
 
         def consider(label: str, prop: str, value: str, candidate: str, tokenised: Words) -> None:
             # A window counts only when it is like the value and names most of it (coverage,

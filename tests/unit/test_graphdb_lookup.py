@@ -447,6 +447,7 @@ def _police() -> ValueCatalog:
         ("Person", "surname", "Peterson"),
         ("PhoneCall", "call_duration", "24"),
         ("PhoneCall", "call_time", "08:24"),
+        ("PhoneCall", "call_time", "17:17"),
         ("Vehicle", "model", "240SX"),
     ]
     entries = [CatalogEntry(label, prop, v, v, prop) for label, prop, v in values]
@@ -469,6 +470,7 @@ def _police() -> ValueCatalog:
         ("Which crimes happened on 24/08/2017?", "08:24"),
         ("Which crimes happened on 24/08/2017?", "240SX"),
         ("Which calls were made on 2017-08-24?", "24"),
+        ("When was the last crime at 178 Polding Street?", "17:17"),  # a number, whole only
     ],
 )
 def test_schema_words_superlatives_and_months_name_no_value_they_only_start(
