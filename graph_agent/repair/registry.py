@@ -174,7 +174,10 @@ the rules removed there, and why, are listed on that page too), with these still
   and name-property now comes before property-through-neighbour (net-interfaces-per-switch:
   a switch's missing name had been read from its rack, not its key `ip`); and named-echo
   (nw-hop-fuller-all-reports: "Who works under Andrew Fuller …?" answered, in one call, with
-  Andrew Fuller).
+  Andrew Fuller). Beside them, not rules: the value lookup's schema words now include every
+  label, property and relationship type, a number names a value only whole, and a date in
+  the question is read whole (POLE: "person knows" hinted the surname Peterson, "24/08/2017"
+  a call 24 long, "178 Polding Street" a call at 17:17).
 
 A new rule: write it in the module of its phase (`validate_rules`, `execute_rules`,
 `answer_rules`; a first rule for the correct step starts `correct_rules` and its trigger) with the `rule` decorator (a docstring that
