@@ -590,67 +590,56 @@ def test_a_relationship_the_question_says_keeps_its_road_through_a_third_label(
     ]
 
 
-def test_rows_that_leave_out_a_value_the_question_names_get_one_correction(
+@pytest.mark.parametrize(
+    ("graph", "question", "written", "gold", "stage", "notes", "rule"),
+    [
+        (  # hop-search-reports, a dev item: the engineering managers' reports, the Search
+            # team left out. The value lookup finds 'Search', a Team's name, said word for word.
+            "demo",
+            "Who reports to the engineering manager of the Search team?",
+            "MATCH (e:Person {title: 'Engineering Manager'})<-[:REPORTS_TO]-(r:Person) "
+            "RETURN DISTINCT r.name AS person ORDER BY person",
+            "MATCH (m:Person {title: 'Engineering Manager'})-[:MEMBER_OF]->(:Team {name: "
+            "'Search'}) MATCH (p:Person)-[:REPORTS_TO]->(m) RETURN p.name AS person ORDER BY person",
+            "left_out_value",
+            ["The question names (t:Team {name: 'Search'}), which the statement never uses"],
+            "value-left-out",
+        ),
+        (  # nw-hop-fuller-all-reports, a dev item: answered in one call with Andrew Fuller.
+            "northwind",
+            "Who works under Andrew Fuller, directly or indirectly?",
+            'MATCH (e:Employee) WHERE e.firstName = "Andrew" AND e.lastName = "Fuller" '
+            "RETURN e.firstName AS firstName, e.lastName AS lastName",
+            "MATCH (e:Employee)-[:REPORTS_TO*1..5]->(:Employee {firstName: 'Andrew', "
+            "lastName: 'Fuller'}) RETURN DISTINCT e.firstName, e.lastName",
+            "named_echo",
+            [
+                "The rows only repeat Andrew, Fuller, which the question itself names",
+                "(:Employee)-[:REPORTS_TO]->(:Employee)",
+            ],
+            "named-echo",
+        ),
+    ],
+    ids=["a value left out", "the named person echoed"],
+)
+def test_rows_that_cannot_answer_get_one_correction(
     eval_graphs: dict[str, GraphDB],
+    graph: str,
+    question: str,
+    written: str,
+    gold: str,
+    stage: str,
+    notes: list[str],
+    rule: str,
 ) -> None:
-    # hop-search-reports, a dev item: the engineering managers' reports, the Search team
-    # left out. The value lookup finds 'Search', a Team's name, said word for word.
-    db = eval_graphs["demo"]
-    written = (
-        "MATCH (e:Person {title: 'Engineering Manager'})<-[:REPORTS_TO]-(r:Person) "
-        "RETURN DISTINCT r.name AS person ORDER BY person"
-    )
-    gold = (
-        "MATCH (m:Person {title: 'Engineering Manager'})-[:MEMBER_OF]->(:Team {name: 'Search'}) "
-        "MATCH (p:Person)-[:REPORTS_TO]->(m) RETURN p.name AS person ORDER BY person"
-    )
-    model = ScriptedChatModel(
-        replies=[
-            guard_reply(),
-            cypher_reply(written),
-            cypher_reply(gold),
-            evaluation_reply(answer="ok"),
-        ]
-    )
-    result = _agent(db, model).run("Who reports to the engineering manager of the Search team?")
-    assert [a.stage for a in result.attempts] == ["left_out_value", "ok"]
-    assert (
-        "The question names (t:Team {name: 'Search'}), which the statement never uses"
-        in (model.prompts[2])
-    )
+    db = eval_graphs[graph]
+    replies = [guard_reply(), cypher_reply(written), cypher_reply(gold)]
+    model = ScriptedChatModel(replies=[*replies, evaluation_reply(answer="ok")])
+    result = _agent(db, model).run(question)
+    assert [a.stage for a in result.attempts] == [stage, "ok"]
+    assert all(note in model.prompts[2] for note in notes), model.prompts[2]
     assert sorted(tuple(r) for r in result.rows) == _rows(db, gold) != []
-    assert "value-left-out" in [f.rule for f in result.rules_fired]
-
-
-def test_rows_that_only_repeat_the_named_person_get_one_correction(
-    eval_graphs: dict[str, GraphDB],
-) -> None:
-    # nw-hop-fuller-all-reports, a dev item: answered in one call with Andrew Fuller himself.
-    db = eval_graphs["northwind"]
-    written = (
-        'MATCH (e:Employee) WHERE e.firstName = "Andrew" AND e.lastName = "Fuller" '
-        "RETURN e.firstName AS firstName, e.lastName AS lastName"
-    )
-    gold = (
-        "MATCH (e:Employee)-[:REPORTS_TO*1..5]->(:Employee {firstName: 'Andrew', "
-        "lastName: 'Fuller'}) RETURN DISTINCT e.firstName, e.lastName"
-    )
-    model = ScriptedChatModel(
-        replies=[
-            guard_reply(),
-            cypher_reply(written),
-            cypher_reply(gold),
-            evaluation_reply(answer="ok"),
-        ]
-    )
-    result = _agent(db, model).run("Who works under Andrew Fuller, directly or indirectly?")
-    assert [a.stage for a in result.attempts] == ["named_echo", "ok"]
-    assert (
-        "The rows only repeat Andrew, Fuller, which the question itself names" in (model.prompts[2])
-    )
-    assert "(:Employee)-[:REPORTS_TO]->(:Employee)" in model.prompts[2]
-    assert sorted(tuple(r) for r in result.rows) == _rows(db, gold) != []
-    assert "named-echo" in [f.rule for f in result.rules_fired]
+    assert rule in [f.rule for f in result.rules_fired]
 
 
 # A graph as a CSV import with no types leaves it (the Star Wars trial's shape): heights and
