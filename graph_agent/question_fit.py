@@ -208,6 +208,10 @@ def _one_hop_less(cypher: str, types: set[str]) -> str | None:
     return None
 
 
+_WHO_IS = re.compile(r"^\W*(?:who|which)\s+(?:is|are|was|were)\s+(.*?)\W*$", re.IGNORECASE)
+""""Who is Andrew Fuller?": asks about the one it names, not for others linked to them."""
+
+
 def echoed_feedback(
     cypher: str, question: str, rows: Sequence[Sequence[object]], schema: GraphSchema
 ) -> str | None:
@@ -215,11 +219,15 @@ def echoed_feedback(
     "Who works under Andrew Fuller, directly or indirectly?" answered by `MATCH (e:Employee)
     WHERE e.firstName = "Andrew" AND e.lastName = "Fuller" RETURN e.firstName, e.lastName` (a
     dev item, in one call: Andrew Fuller). The note names the relationships the named node's
-    label has. None when a row holds anything else."""
+    label has. None when a row holds anything else, or the question asks about the named one
+    ("Who is Andrew Fuller?")."""
     if not ASKS_WHO_OR_WHICH.match(question) or not rows:
         return None
     named = [(label, v) for label, _prop, v in literal_filters(cypher) if said(v, question)]
     values = {v.casefold() for _label, v in named}
+    asked = _WHO_IS.match(question)
+    if asked and asked.group(1).casefold() in values | {" ".join(v for _l, v in named).casefold()}:
+        return None
     cells = [cell for row in rows for cell in row]
     if not cells or not all(isinstance(c, str) and c.casefold() in values for c in cells):
         return None
