@@ -93,6 +93,20 @@ def sort_key_property(statement: Statement, key: Item, schema: GraphSchema) -> P
     return next((p for p in label.properties if p.name == words[2]), None)
 
 
+def read_property(
+    schema: GraphSchema, names: ReferencedNames, var: str, prop: str
+) -> PropertyInfo | None:
+    """The schema property `var.prop` reads: of the node's label, or of the relationship's
+    type; None when the schema has no such property."""
+    if var in names.variables:
+        label = schema.label(names.variables[var])
+        props: tuple[PropertyInfo, ...] = label.properties if label else ()
+    else:
+        rel_type = names.rel_variables.get(var)
+        props = tuple(p for r in schema.relationships if r.type == rel_type for p in r.properties)
+    return next((p for p in props if p.name == prop), None)
+
+
 def sort_direction_fix(cypher: str, question: str, schema: GraphSchema) -> tuple[str, str] | None:
     """The statement with its sort turned the way the question's superlative needs, and what
     changed; None when it already goes that way or the key is not a time or age property.
@@ -497,17 +511,7 @@ def sort_key_returned_fix(
     ):
         return None
     names = referenced_names(cypher)
-    rel_type = names.rel_variables.get(words[0])
-    prop = sort_key_property(statement, keys[0], schema) or next(
-        (
-            p
-            for r in schema.relationships
-            if r.type == rel_type
-            for p in r.properties
-            if p.name == words[2]
-        ),
-        None,
-    )
+    prop = read_property(schema, names, words[0], words[2])
     if prop is None or not (
         set(prop.types) & (NUMBER_TYPES | _TEMPORAL_TYPES)
         or prop.numbers_as_text

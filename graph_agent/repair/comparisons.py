@@ -16,7 +16,7 @@ from graph_agent.graphdb.protocol import GraphSchema, LabelInfo, PropertyInfo
 from graph_agent.graphdb.schema import DATE_TEXT, NUMBER_TYPES, quote_name, quote_name_if_needed
 from graph_agent.lint import node_map_entries, property_at, without_entries
 from graph_agent.statement import Item, Statement, is_aggregate_call
-from graph_agent.superlatives import sort_key_property
+from graph_agent.superlatives import read_property, sort_key_property
 from graph_agent.words import NUMBER_WORDS, said
 from guardrails import Token, referenced_names, tokenize
 
@@ -603,15 +603,8 @@ def _text_read_fix(cypher: str, schema: GraphSchema, reader: _TextReader) -> tup
     names = referenced_names(cypher)
 
     def as_text(var: str, prop: str) -> PropertyInfo | None:
-        if var in names.variables:
-            label = schema.label(names.variables[var])
-            props = label.properties if label else ()
-        else:
-            rel_type = names.rel_variables.get(var)
-            props = tuple(
-                p for r in schema.relationships if r.type == rel_type for p in r.properties
-            )
-        return next((p for p in props if p.name == prop and reader.stored(p)), None)
+        info = read_property(schema, names, var, prop)
+        return info if info is not None and reader.stored(info) else None
 
     def read_at(i: int) -> PropertyInfo | None:
         read = property_at(tokens, i)
