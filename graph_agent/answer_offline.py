@@ -15,6 +15,9 @@ _NAMES_FIRST = (
     re.compile(r"type|kind|category|key|code", re.IGNORECASE),
 )
 _ID = re.compile(r"(?:^|_)id$|[a-z]Id$", re.IGNORECASE)
+_UNGROUPED = re.compile(r"year|(?:^|[_.])id$|[a-z]Id$|code|zip|postal", re.IGNORECASE)
+"""Whole numbers under these keys are written without thousands separators: a year, an id or
+a code is no amount ("m.year: 2,007" in a trial on a movie graph)."""
 
 
 def _rank(key: str) -> int:
@@ -24,15 +27,16 @@ def _rank(key: str) -> int:
     return next((i for i, pattern in enumerate(_NAMES_FIRST) if pattern.search(key)), 2)
 
 
-def _value(value: Any) -> str:
+def _value(value: Any, key: str = "") -> str:
+    """One value in words; `key` (its column or property) says whether a number is an amount."""
     if isinstance(value, dict):
         return entity_text(value)
     if isinstance(value, float):
         return f"{value:,.2f}".rstrip("0").rstrip(".")
     if isinstance(value, int) and not isinstance(value, bool):
-        return f"{value:,}"
+        return str(value) if _UNGROUPED.search(key) else f"{value:,}"
     if isinstance(value, list):
-        return ", ".join(_value(v) for v in value)
+        return ", ".join(_value(v, key) for v in value)
     return "(none)" if value is None else str(value)
 
 
@@ -46,7 +50,7 @@ def entity_text(value: dict[str, Any]) -> str:
     props.sort(key=lambda kv: _rank(kv[0]))
     shown = []
     for key, item in props[:FIELDS_SHOWN]:
-        text = _value(item)
+        text = _value(item, key)
         if len(text) > LONGEST_FIELD:
             text = text[: LONGEST_FIELD - 1] + "…"
         shown.append(f"{key}: {text}")
@@ -65,16 +69,16 @@ def plain_answer(
     if not rows:
         return "The graph has no matching data."
     if len(columns) == 1 and len(rows) == 1:
-        return f"{columns[0]}: {_value(rows[0][0])}"
+        return f"{columns[0]}: {_value(rows[0][0], columns[0])}"
     more = len(rows) - SHOWN
     suffix = f"\n… and {more} more" if more > 0 else ""
     if truncated:
         suffix += " (result cut at the row limit)"
     if len(columns) == 1:
-        items = ", ".join(_value(row[0]) for row in rows[:SHOWN])
+        items = ", ".join(_value(row[0], columns[0]) for row in rows[:SHOWN])
         return f"{columns[0]} ({len(rows)}): {items}{suffix}"
     lines = [
-        "• " + ", ".join(f"{c}: {_value(v)}" for c, v in zip(columns, row, strict=False))
+        "• " + ", ".join(f"{c}: {_value(v, c)}" for c, v in zip(columns, row, strict=False))
         for row in rows[:SHOWN]
     ]
     return "\n".join(lines) + suffix

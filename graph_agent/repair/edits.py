@@ -291,7 +291,7 @@ def named_node_returned(cypher: str, question: str, schema: GraphSchema) -> tupl
         for k, t in enumerate(tokens[at:], start=at)
         if t.is_name and t.name in names.variables and not tokens[k - 1].is_punct(".")
     }
-    named = _named_variables(cypher)
+    named = named_variables(cypher)
     open_nodes = [v for v, lb in names.variables.items() if lb == label and v not in named]
     if len(read) != 1 or len(open_nodes) != 1:
         return None
@@ -811,7 +811,7 @@ def bind_unbound_variable(
         # statement leaves open, the open one is asked about (`(a:Airport {descr: 'Venice…'})
         # -[:HAS_ROUTE]->(b:Airport) RETURN DISTINCT c2.name`: the countries reached, a dev
         # statement on both attempts).
-        named = _named_variables(cypher)
+        named = named_variables(cypher)
         links = [(v, r) for v, r in links if v not in named]
     if len(links) != 1:
         return None
@@ -849,7 +849,7 @@ def _named_values(cypher: str, var: str) -> list[str]:
     ]
 
 
-def _named_variables(cypher: str) -> set[str]:
+def named_variables(cypher: str) -> set[str]:
     """The variables a statement filters on a literal: `(a:Airport {descr: 'X'})`, `WHERE
     a.iata = 'X'`."""
     return {
@@ -1001,7 +1001,7 @@ def named_node_linked(cypher: str, question: str, schema: GraphSchema) -> tuple[
         return None
     tokens = statement.tokens
     names = referenced_names(cypher)
-    named = _named_variables(cypher)
+    named = named_variables(cypher)
     at = returned[0]
     read = {
         t.name
@@ -1079,7 +1079,7 @@ def walked_back(cypher: str, question: str) -> tuple[str, str, str] | None:
         return None
     tokens = tokenize(cypher)
     names = referenced_names(cypher)
-    named = _named_variables(cypher)
+    named = named_variables(cypher)
     hops = list(written_hops(tokens, names))
     for first in hops:
         for second in hops:

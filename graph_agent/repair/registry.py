@@ -11,6 +11,7 @@
 |          |                 |         | relationship-word,                                 |
 |          |                 |         | relationship-measure, count-of-a-number,           |
 |          |                 |         | counted-road, counted-by-property, counted-list,   |
+|          |                 |         | count-distinct, named-node-counted, count-unasked, |
 |          |                 |         | named-node-returned, named-node-linked,            |
 |          |                 |         | which-names-the-thing,                             |
 |          |                 |         | name-parts, superlative-sort-direction,            |
@@ -177,7 +178,14 @@ the rules removed there, and why, are listed on that page too), with these still
   Andrew Fuller). Beside them, not rules: the value lookup's schema words now include every
   label, property and relationship type, a number names a value only whole, and a date in
   the question is read whole (POLE: "person knows" hinted the surname Peterson, "24/08/2017"
-  a call 24 long, "178 Polding Street" a call at 17:17).
+  a call 24 long, "178 Polding Street" a call at 17:17);
+- the twenty-third session's, from a trial on a movie-watching graph nobody here wrote
+  (neo4j-graph-examples/entity-resolution: users, IP addresses, movies, genres; no eval set):
+  count-distinct ("How many users from Virginia watched a horror movie?" counted a user once
+  per horror film: 25 for 22), named-node-counted ("How many comedies are there?" counted the
+  one genre called Comedy: 1 for 95) and count-unasked ("What genres are there?" answered
+  with their number). Beside them, not a rule: a year, an id or a code in the rows answer is
+  written without thousands separators ("m.year: 2,007").
 
 A new rule: write it in the module of its phase (`validate_rules`, `execute_rules`,
 `answer_rules`; a first rule for the correct step starts `correct_rules` and its trigger) with the `rule` decorator (a docstring that
@@ -218,6 +226,9 @@ RULES: tuple[Rule, ...] = (
     v.counted_road_rule,
     v.counted_by_property_rule,
     v.counted_list_rule,
+    v.count_distinct_rule,
+    v.named_node_counted_rule,
+    v.count_unasked_rule,
     v.named_node_returned_rule,
     v.named_node_linked_rule,
     v.which_names_the_thing,

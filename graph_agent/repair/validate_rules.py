@@ -22,6 +22,7 @@ from graph_agent.repair.comparisons import (
     or_map_fix,
     quoted_number_fix,
 )
+from graph_agent.repair.counts import count_distinct, count_unasked, named_node_counted
 from graph_agent.repair.edits import (
     aggregate_by_alias,
     bind_unbound_variable,
@@ -636,6 +637,43 @@ def counted_list_rule(case: Case) -> Fix | None:
     number ("How many runways does Heathrow have?" reads `a.runways`: no label), or a RETURN
     with anything beside the node."""
     fixed = counted_list(case.cypher, case.question, case.ctx.schema)
+    return Fix(fixed[1], cypher=fixed[0]) if fixed else None
+
+
+@rule("count-distinct", V, S, Kind.REWRITE)
+def count_distinct_rule(case: Case) -> Fix | None:
+    """ "How many users from Virginia watched a horror movie?" written `MATCH (u:User {state:
+    'Virginia'})-[:WATCHED]->(m:Movie)-[:HAS]->(:Genre {name: 'Horror'}) RETURN count(u)` (a
+    trial on a movie graph nobody here wrote) counted a user once per horror film: 25 for 22.
+    A "how many <things>" question's count of a node (or `count(*)` where one node of the
+    counted label is matched) that its pattern can reach by more than one row, through a node
+    nothing pins or groups by, counts each node once (`count(DISTINCT u)`). Not for "how many
+    times" or "how often"."""
+    fixed = count_distinct(case.cypher, case.question, case.ctx.schema)
+    return Fix(fixed[1], cypher=fixed[0]) if fixed else None
+
+
+@rule("named-node-counted", V, S, Kind.REWRITE)
+def named_node_counted_rule(case: Case) -> Fix | None:
+    """ "How many comedies are there?" written `MATCH (g:Genre {name: 'Comedy'}) RETURN
+    count(g)` (a trial on a movie graph nobody here wrote) answered 1: the question counts the
+    things of a kind the graph stores as a node. A "how many" question that names no label,
+    answered by counting the one node it matches by what that node is called by, counts the
+    nodes of the one label linked to it: `MATCH (g:Genre {name: 'Comedy'})<-[:HAS]-(m:Movie)
+    RETURN count(DISTINCT m)`. Not where the question names a label ("How many users live in
+    Ohio?", "How many people are in the Payments team?": counted-road's)."""
+    fixed = named_node_counted(case.cypher, case.question, case.ctx.schema)
+    return Fix(fixed[1], cypher=fixed[0]) if fixed else None
+
+
+@rule("count-unasked", V, S, Kind.REWRITE)
+def count_unasked_rule(case: Case) -> Fix | None:
+    """ "What genres are there?" written `MATCH (g:Genre) RETURN count(g) AS genreCount` (a
+    trial on a movie graph nobody here wrote) answered 10. A "which/what <label> are there"
+    question with no word of counting (how many, number, count, total, …), answered by one
+    count of that label alone, lists the label by what it is called by instead (`RETURN
+    DISTINCT g.name AS name ORDER BY name`)."""
+    fixed = count_unasked(case.cypher, case.question, case.ctx.schema)
     return Fix(fixed[1], cypher=fixed[0]) if fixed else None
 
 

@@ -916,3 +916,58 @@ def test_the_pole_trials_questions_are_repaired(
     assert result.outcome == "answered", result.attempts
     assert [tuple(row) for row in result.rows] == rows
     assert rule in [f.rule for f in result.rules_fired]
+
+
+# The entity-resolution trial's shapes (neo4j-graph-examples, a streaming service): users called
+# by a first and a last name, in a state; movies in one genre each; how often a user watched a
+# movie on the relationship.
+_WATCHING = (
+    "CREATE (horror:Genre {name: 'Horror'}), (comedy:Genre {name: 'Comedy'}), "
+    "(drama:Genre {name: 'Drama'}), "
+    "(old:Movie {title: 'Old', year: 2021})-[:HAS]->(horror), "
+    "(us:Movie {title: 'Us', year: 2019})-[:HAS]->(horror), "
+    "(dear:Movie {title: 'Dear John', year: 2010})-[:HAS]->(drama), "
+    "(:Movie {title: 'Enchanted', year: 2007})-[:HAS]->(comedy), "
+    "(:Movie {title: 'Knocked Up', year: 2007})-[:HAS]->(comedy), "
+    "(cam:User {firstName: 'Cam', lastName: 'Wakeling', state: 'Virginia'}), "
+    "(dot:User {firstName: 'Dorette', lastName: 'Burbidge', state: 'Virginia'}), "
+    "(kip:User {firstName: 'Kippy', lastName: 'Butterfill', state: 'Ohio'}), "
+    "(cam)-[:WATCHED {watchCount: 2}]->(old), (cam)-[:WATCHED {watchCount: 1}]->(us), "
+    "(dot)-[:WATCHED {watchCount: 3}]->(old), (dot)-[:WATCHED {watchCount: 1}]->(dear), "
+    "(kip)-[:WATCHED {watchCount: 4}]->(us)"
+)
+
+
+@pytest.mark.parametrize(
+    ("question", "written", "rows", "rule"),
+    [
+        (
+            "How many users from Virginia watched a horror movie?",
+            "MATCH (u:User {state: 'Virginia'})-[:WATCHED]->(m:Movie)-[:HAS]->"
+            "(g:Genre {name: 'Horror'}) RETURN COUNT(u) AS numUsers",
+            [(2,)],  # Cam watched two horror films: counted twice, 3
+            "count-distinct",
+        ),
+        (
+            "How many comedies are there?",
+            "MATCH (g:Genre {name: 'Comedy'}) RETURN count(g)",
+            [(2,)],
+            "named-node-counted",
+        ),
+        (
+            "What genres are there?",
+            "MATCH (g:Genre) RETURN count(g) AS genreCount",
+            [("Comedy",), ("Drama",), ("Horror",)],
+            "count-unasked",
+        ),
+    ],
+    ids=["a user once, not once per film", "the films of a genre", "the genres listed"],
+)
+def test_the_movie_watching_trials_counts_are_repaired(
+    scratch_db: GraphDB, question: str, written: str, rows: list[tuple[object, ...]], rule: str
+) -> None:
+    scratch_db.run_write(_WATCHING)
+    result = _ask(scratch_db, question, written)
+    assert result.outcome == "answered", result.attempts
+    assert [tuple(row) for row in result.rows] == rows
+    assert rule in [f.rule for f in result.rules_fired]

@@ -53,3 +53,17 @@ def test_a_node_returned_whole_is_shown_by_its_names_first_not_as_a_map() -> Non
         "• r: HAS_ROUTE (distance: 1,207), p: Airport (iata: EDI) → Airport (iata: ATH)"
     )
     assert plain_answer(["m"], [[{"a": 1}]]) == "m: {a: 1}"
+
+
+def test_a_year_an_id_or_a_code_is_written_without_thousands_separators() -> None:
+    # A trial on a movie graph: "What is the oldest movie?" answered "m.year: 2,007".
+    assert plain_answer(["title", "m.year"], [["Enchanted", 2007]]) == (
+        "• title: Enchanted, m.year: 2007"
+    )
+    assert plain_answer(["year"], [[2007], [2010]]) == "year (2): 2007, 2010"
+    assert plain_answer(["u.userId"], [[12345]]) == "u.userId: 12345"
+    movie = {"_labels": ["Movie"], "title": "Enchanted", "year": 2007}
+    assert plain_answer(["m"], [[movie]]) == "m: Movie (title: Enchanted, year: 2007)"
+    # an amount keeps them
+    assert plain_answer(["revenue"], [[1234567]]) == "revenue: 1,234,567"
+    assert plain_answer(["posts"], [[12345]]) == "posts: 12,345"

@@ -1,0 +1,229 @@
+"""Statement edits behind three count rules: a count that counts a node more than once, a count
+of the one node the question names as a kind of thing, and a count nobody asked for."""
+
+from __future__ import annotations
+
+import re
+
+from graph_agent.graphdb.protocol import GraphSchema
+from graph_agent.graphdb.schema import quote_name_if_needed
+from graph_agent.lint import node_map_entries
+from graph_agent.question_fit import counted_label
+from graph_agent.repair.edits import EACH, named_variables
+from graph_agent.repair.relationships import written_hops
+from graph_agent.statement import Statement, fresh_variable, is_aggregate_call
+from graph_agent.superlatives import name_properties
+from graph_agent.words import label_said, plural
+from guardrails import ReferencedNames, Token, matching_close, matching_open, referenced_names
+
+_HOW_MANY = re.compile(r"^\W*how\s+many\b", re.IGNORECASE)
+_TIMES = re.compile(r"\b(?:times|how\s+often)\b", re.IGNORECASE)
+_COUNT_WORDS = re.compile(
+    r"\b(?:how\s+many|how\s+much|number|count|counts|total|totals|amount|size|tally)\b",
+    re.IGNORECASE,
+)
+_WHICH_PLURAL = re.compile(
+    r"^\W*(?:which|what)\s+([A-Za-z][\w-]*(?:\s+[A-Za-z][\w-]*){0,2})\s+(?:are|were|exist)\b",
+    re.IGNORECASE,
+)
+
+
+def _counts(statement: Statement) -> list[tuple[int, int, list[Token]]]:
+    """Each `count(…)` call: its name token's index, its closing bracket's, and the tokens
+    inside."""
+    tokens = statement.tokens
+    found = []
+    for i, token in enumerate(tokens):
+        if token.text.upper() == "COUNT" and is_aggregate_call(tokens, i):
+            close = matching_close(tokens, i + 1)
+            if close is not None:
+                found.append((i, close, tokens[i + 2 : close]))
+    return found
+
+
+def _node_patterns(tokens: list[Token], names: ReferencedNames) -> list[tuple[str | None, bool]]:
+    """The node patterns at either end of the statement's written hops: (variable or None,
+    whether a map filters it)."""
+    seen: dict[int, tuple[str | None, bool]] = {}
+    for hop in written_hops(tokens, names):
+        left_open = matching_open(tokens, hop.first - 1)
+        right_close = matching_close(tokens, hop.last + 1)
+        for opened, shut in ((left_open, hop.first - 1), (hop.last + 1, right_close)):
+            if opened is None or shut is None:
+                continue
+            inside = tokens[opened + 1 : shut]
+            var = inside[0].name if inside and inside[0].is_name else None
+            seen[opened] = (var, any(t.is_punct("{") for t in inside))
+    return list(seen.values())
+
+
+def count_distinct(cypher: str, question: str, schema: GraphSchema) -> tuple[str, str] | None:
+    """The statement counting each node once, and what changed; None unless a "how many
+    <things>" question's `count(u)` (or `count(*)`, where one node of the counted label is
+    matched) counts a node its pattern can reach more than once. "How many users from
+    Virginia watched a horror movie?" written `MATCH (u:User {state: 'Virginia'})-[:WATCHED]->
+    (m:Movie)-[:HAS]->(g:Genre {name: 'Horror'}) RETURN count(u)` (a trial on a movie graph
+    nobody here wrote) gave 25: a user is counted once per horror film. Only where the pattern
+    holds another node that no map or equality pins and no returned column groups by; not for
+    "how many times" or "how often"."""
+    if not _HOW_MANY.search(question) or _TIMES.search(question):
+        return None
+    statement = Statement(cypher)
+    if statement.last("WITH") is not None or statement.has_union:
+        return None  # a count behind a WITH is read again after it (with-alias's to mend)
+    tokens = statement.tokens
+    names = referenced_names(cypher)
+    pinned = named_variables(cypher)
+    patterns = _node_patterns(tokens, names)
+    asked = counted_label(question, schema, names.labels)
+    edits = []
+    for at, close, inside in _counts(statement):
+        if len(inside) == 1 and inside[0].is_punct("*"):
+            of_label = [v for v, label in names.variables.items() if label == asked]
+            if asked is None or len(of_label) != 1:
+                continue
+            var = of_label[0]
+        elif len(inside) == 1 and inside[0].is_name and inside[0].name in names.variables:
+            var = inside[0].name
+        else:
+            continue
+        grouped = _grouped(statement, at)
+        others = [
+            v for v, has_map in patterns if v != var and not has_map and v not in pinned | grouped
+        ]
+        if var not in {v for v, _ in patterns} or not others:
+            continue
+        edits.append((tokens[at + 2].position, tokens[close].position, f"DISTINCT {var}"))
+    if not edits:
+        return None
+    return statement.edited(edits), "counted each node once (count(DISTINCT …))"
+
+
+def _grouped(statement: Statement, at: int) -> set[str]:
+    """The variables the projection holding token `at` groups by: those its items other than
+    the aggregates read."""
+    tokens = statement.tokens
+    clause = max((c for c in statement.clauses if c <= at), default=None)
+    if clause is None or statement.keyword_at(clause) not in ("RETURN", "WITH"):
+        return set()
+    names: set[str] = set()
+    for item in statement.projection(clause):
+        read = range(item.first, item.end)
+        if any(is_aggregate_call(tokens, i) for i in read):
+            continue
+        names |= {tokens[i].name for i in read if tokens[i].is_name}
+    return names
+
+
+def named_node_counted(cypher: str, question: str, schema: GraphSchema) -> tuple[str, str] | None:
+    """The statement counting what is linked to the one node it names, and what changed; None
+    unless that is unambiguous. "How many comedies are there?" written `MATCH (g:Genre {name:
+    'Comedy'}) RETURN count(g)` (a trial on a movie graph nobody here wrote) answered 1: the
+    question names a kind of thing the graph stores as a node, and counts the things of that
+    kind. Only for a "how many" question that names no label (a label named is counted-road's
+    and counted-label's), whose statement matches that one node alone, on what the node is
+    called by, and returns its count alone, no WITH; the count moves to the one label linked
+    to it: `MATCH (g:Genre {name: 'Comedy'})<-[:HAS]-(m:Movie) RETURN count(DISTINCT m)`."""
+    if not _HOW_MANY.search(question) or EACH.search(question):
+        return None
+    names = referenced_names(cypher)
+    if len(names.variables) != 1 or names.rel_types or counted_label(question, schema):
+        return None  # a label counted: counted-road's and counted-label's to mend
+    ((var, label_name),) = names.variables.items()
+    label = schema.label(label_name)
+    if label is None or var not in named_variables(cypher):
+        return None
+    called_by = set(name_properties(label)) | {p.name for p in label.properties if p.unique}
+    if not {p for v, p in names.accesses if v == var} | _map_keys(cypher, var) <= called_by:
+        return None
+    statement = Statement(cypher)
+    returned = statement.final_return()
+    counts = _counts(statement)
+    if returned is None or len(returned[1]) != 1 or len(counts) != 1:
+        return None
+    if statement.last("WITH") is not None:
+        return None
+    at, close, inside = counts[0]
+    if inside and inside[0].is_keyword("DISTINCT"):
+        inside = inside[1:]
+    if [t.text for t in inside] not in (["*"], [var]):
+        return None  # another variable counted: bind-unbound-variable's to match
+    links = {
+        (r.start, r.type, r.end)
+        for r in schema.relationships
+        if label.name in (r.start, r.end) and r.start != r.end
+    }
+    if len(links) != 1:
+        return None
+    ((start, rel_type, end),) = links
+    other = end if start == label.name else start
+    new = fresh_variable(other, names.variables)
+    hop = (
+        f"-[:{rel_type}]->({new}:{other})"
+        if start == label.name
+        else (f"<-[:{rel_type}]-({new}:{other})")
+    )
+    tokens = statement.tokens
+    opened = next(
+        (i for i in range(len(tokens) - 1) if tokens[i].is_punct("(") and tokens[i + 1].is_name
+         and tokens[i + 1].name == var),
+        None,
+    )  # fmt: skip
+    shut = matching_close(tokens, opened) if opened is not None else None
+    if shut is None:
+        return None
+    text = statement.edited(
+        [(tokens[shut].end, tokens[shut].end, hop),
+         (tokens[at + 2].position, tokens[close].position, f"DISTINCT {new}")]
+    )  # fmt: skip
+    return text, f"counted the {plural(other)} linked to the named {label.name}"
+
+
+def _map_keys(cypher: str, var: str) -> set[str]:
+    return {e.prop for e in node_map_entries(cypher) if e.variable == var}
+
+
+def count_unasked(cypher: str, question: str, schema: GraphSchema) -> tuple[str, str] | None:
+    """The statement listing what it counted, and what changed; None unless a "which/what
+    <label> are there" question with no word of counting is answered by one count of that
+    label alone. "What genres are there?" written `MATCH (g:Genre) RETURN count(g) AS
+    genreCount` (a trial on a movie graph nobody here wrote) answered 10: `RETURN DISTINCT
+    g.name AS name ORDER BY name`, by what the label is called by (the node itself where
+    nothing is)."""
+    asked = _WHICH_PLURAL.search(question)
+    if asked is None or _COUNT_WORDS.search(question):
+        return None
+    said = label_said(asked.group(1).split(), schema)
+    statement = Statement(cypher)
+    returned = statement.final_return()
+    counts = _counts(statement)
+    if said is None or returned is None or len(returned[1]) != 1 or len(counts) != 1:
+        return None
+    tokens = statement.tokens
+    at, (item,) = returned
+    count_at, close, inside = counts[0]
+    if (item.first, item.end) != (count_at, close + 1):
+        return None
+    if inside and inside[0].is_keyword("DISTINCT"):
+        inside = inside[1:]
+    names = referenced_names(cypher)
+    if (
+        not inside
+        or not inside[0].is_name
+        or names.variables.get(inside[0].name) != said.label.name
+    ):
+        return None
+    var = inside[0].name
+    if len(inside) == 3 and inside[1].is_punct(".") and inside[2].is_name:
+        props = [inside[2].name]
+    elif len(inside) == 1:
+        props = name_properties(said.label)
+    else:
+        return None
+    if props:
+        columns = [f"{var}.{p} AS {quote_name_if_needed(p)}" for p in props]
+        order = ", ".join(quote_name_if_needed(p) for p in props)
+        listed = f"RETURN DISTINCT {', '.join(columns)} ORDER BY {order}"
+    else:
+        listed = f"RETURN DISTINCT {var}"
+    return cypher[: tokens[at].position] + listed, f"listed the {plural(said.label.name)}"
