@@ -91,6 +91,47 @@ def node_map_entries(cypher: str) -> list[MapEntry]:
     return found
 
 
+TYPE_NAMES = frozenset(
+    {"STRING", "INTEGER", "FLOAT", "BOOLEAN", "LIST", "MAP", "DATE", "DATETIME", "TIME",
+     "LOCALDATETIME", "LOCALTIME", "DURATION", "POINT", "NUMBER"}
+)  # fmt: skip
+"""The type names the schema text writes after a property (`{watchCount: INTEGER}`)."""
+
+
+def pattern_map_entries(cypher: str) -> list[MapEntry]:
+    """Every `key: value` of node and relationship pattern maps (`(u:User {…})`,
+    `-[w:WATCHED {…}]->`), with no variable or label: for checks of the value alone."""
+    tokens = tokenize(cypher)
+    found: list[MapEntry] = []
+    for i, tok in enumerate(tokens):
+        prev = tokens[i - 1] if i else None
+        if not (tok.is_punct("{") and prev is not None and (prev.is_name or prev.is_punct("("))):
+            continue
+        opener = next(enclosing(tokens, i), None)
+        close = matching_close(tokens, i)
+        if opener is None or close is None or not tokens[opener].is_punct("(", "["):
+            continue
+        before = tokens[opener - 1] if opener else None
+        if before is not None and (before.kind == "identifier" or before.is_keyword(*_CALLS)):
+            continue  # a call's argument: `collect({…})`
+        for first, stop in split_top_level(tokens, i + 1, close):
+            if stop - first < 3 or not tokens[first].is_name or not tokens[first + 1].is_punct(":"):
+                continue
+            start, end = tokens[first].position, tokens[stop - 1].end
+            found.append(
+                MapEntry(None, None, tokens[first].name, cypher[start:end], start, end,
+                         tokens[opener].position, (tok.position, tokens[close].end))
+            )  # fmt: skip
+    return found
+
+
+def is_type_name(entry: MapEntry) -> bool:
+    """Whether a map entry's value is a type name the schema text writes, not a value:
+    `watchCount: INTEGER` copied from `(:User)-[:WATCHED {watchCount: INTEGER}]->(:Movie)`.
+    An upper-case name only: a variable called `integer` is the statement's own."""
+    return entry.text.split(":", 1)[1].strip() in TYPE_NAMES
+
+
 def without_entries(
     cypher: str,
     entries: list[MapEntry],

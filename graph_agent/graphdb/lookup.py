@@ -40,6 +40,12 @@ _STOPWORD_TEXT = """
 """
 _STOPWORDS = frozenset(_STOPWORD_TEXT.split())
 """Words that never make a value hint on their own (question words, common verbs)."""
+_MEASURE_WORDS = frozenset(
+    {"average", "mean", "median", "total", "sum", "count", "number", "maximum", "minimum",
+     "overall", "percentage", "percent", "ratio", "amount"}
+)  # fmt: skip
+"""Words that ask for a figure: like the schema's own words, they name a value only whole
+("What is the average watch count?" had hinted the film "Average Joe": a movie-graph trial)."""
 _FREE_TEXT_TEXT = """
     abstract bio biography body caption comment comments content description details
     message notes note overview plot quote remark remarks review summary synopsis tagline
@@ -318,6 +324,7 @@ class ValueCatalog:
         names = [label.name for label in schema.labels]
         names += [p.name for label in schema.labels for p in label.properties]
         names += [r.type for r in schema.relationships]
+        names += [p.name for r in schema.relationships for p in r.properties]
         vocabulary = frozenset(
             w for name in names for w in tokens(" ".join(_NAME_PART.findall(name)))
         )
@@ -337,11 +344,12 @@ class ValueCatalog:
 
     def _schema_words(self) -> frozenset[str]:
         """The schema's names as words (with plurals): the catalog's labels and properties,
-        and every label, property and relationship type the schema has ("Which person knows
-        the most people?" had hinted the surname Peterson for "person knows": a POLE trial)."""
+        every label, property, relationship type and relationship property the schema has
+        ("Which person knows the most people?" had hinted the surname Peterson for "person
+        knows": a POLE trial), and the words that ask for a figure (`_MEASURE_WORDS`)."""
         if self._names is None:
             words = {w for e in self.entries for w in tokens(f"{e.label} {e.property}")}
-            words |= self.vocabulary
+            words |= self.vocabulary | _MEASURE_WORDS
             words |= {w + "s" for w in words} | {w[:-1] + "ies" for w in words if w.endswith("y")}
             self._names = frozenset(words)
         return self._names

@@ -3,7 +3,8 @@
 | phase    | trigger         | kind    | rule                                               |
 |----------|-----------------|---------|----------------------------------------------------|
 | validate | statement       | rewrite | not-equal-operator, string-alias, missing-return,  |
-|          |                 |         | map-as-value, or-in-map, number-comparison,        |
+|          |                 |         | map-as-value, type-as-value, or-in-map,            |
+|          |                 |         | number-comparison,                                 |
 |          |                 |         | number-in-quotes, date-literal, both-chained,      |
 |          |                 |         | both-values,                                       |
 |          |                 |         | aggregate-bound, any-depth, negation-contradicted, |
@@ -184,8 +185,16 @@ the rules removed there, and why, are listed on that page too), with these still
   count-distinct ("How many users from Virginia watched a horror movie?" counted a user once
   per horror film: 25 for 22), named-node-counted ("How many comedies are there?" counted the
   one genre called Comedy: 1 for 95) and count-unasked ("What genres are there?" answered
-  with their number). Beside them, not a rule: a year, an id or a code in the rows answer is
-  written without thousands separators ("m.year: 2,007").
+  with their number), type-as-value (`-[w:WATCHED {watchCount: INTEGER}]->`, the schema
+  text's type copied as a value, on both attempts); property-through-neighbour reads from the
+  neighbour the statement already links by that relationship ("Which state has the most
+  users?" written `ip.state` beside the matched user had counted the address's other users).
+  Beside them, not rules: a year, an id or a code in the rows answer is written without
+  thousands separators ("m.year: 2,007"); the schema check's note for a property that a
+  relationship of the label holds names that relationship (`m.watchCount`, sorted on twice);
+  the value lookup takes relationship properties and the words that ask for a figure
+  ("average", "total", …) as schema words ("the average watch count" had hinted the film
+  Average Joe).
 
 A new rule: write it in the module of its phase (`validate_rules`, `execute_rules`,
 `answer_rules`; a first rule for the correct step starts `correct_rules` and its trigger) with the `rule` decorator (a docstring that
@@ -209,6 +218,7 @@ RULES: tuple[Rule, ...] = (
     v.string_alias,
     v.missing_return,
     v.map_as_value,
+    v.type_as_value,
     v.or_in_map,
     v.number_comparison,
     v.number_in_quotes,

@@ -10,7 +10,13 @@ from typing import Any
 
 from graph_agent.graphdb.errors import GraphError
 from graph_agent.graphdb.schema import schema_vocabulary
-from graph_agent.lint import MapEntry, node_map_entries, without_entries
+from graph_agent.lint import (
+    MapEntry,
+    is_type_name,
+    node_map_entries,
+    pattern_map_entries,
+    without_entries,
+)
 from graph_agent.question_fit import any_depth_fix
 from graph_agent.repair.comparisons import (
     aggregate_bound_fix,
@@ -166,6 +172,23 @@ def map_as_value(case: Case) -> Fix | None:
         + [f"dropped the map compared with {', '.join(gone)}"] * bool(gone)
     )
     return Fix(f"{detail} (a property never holds a map)", cypher=fixed)
+
+
+@rule("type-as-value", V, S, Kind.REWRITE)
+def type_as_value(case: Case) -> Fix | None:
+    """ "How many users watched a movie from 2007?" written `MATCH (u:User)-[w:WATCHED
+    {watchCount: INTEGER}]->(m:Movie)` (a trial on a movie graph nobody here wrote), the map
+    copied from the schema text's `(:User)-[:WATCHED {watchCount: INTEGER}]->(:Movie)`: the
+    engine reads `INTEGER` as a variable nobody defined, on both attempts. A pattern map's
+    entry whose value is a type name the schema writes is no filter; it goes (a map left empty
+    goes with its braces)."""
+    entries = pattern_map_entries(case.cypher)
+    typed = [e for e in entries if is_type_name(e)]
+    if not typed:
+        return None
+    fixed = without_entries(case.cypher, entries, is_type_name)
+    dropped = ", ".join(dict.fromkeys(e.text for e in typed))
+    return Fix(f"dropped {dropped}: a type name from the schema, not a value", cypher=fixed)
 
 
 _SAME_KEY_MAP = re.compile(r"\{\s*(\w+)\s*:\s*(-?\d+(?:\.\d+)?|'[^'\n]*'|\"[^\"\n]*\")\s*\}")

@@ -927,14 +927,20 @@ _WATCHING = (
     "(old:Movie {title: 'Old', year: 2021})-[:HAS]->(horror), "
     "(us:Movie {title: 'Us', year: 2019})-[:HAS]->(horror), "
     "(dear:Movie {title: 'Dear John', year: 2010})-[:HAS]->(drama), "
-    "(:Movie {title: 'Enchanted', year: 2007})-[:HAS]->(comedy), "
+    "(enchanted:Movie {title: 'Enchanted', year: 2007})-[:HAS]->(comedy), "
     "(:Movie {title: 'Knocked Up', year: 2007})-[:HAS]->(comedy), "
     "(cam:User {firstName: 'Cam', lastName: 'Wakeling', state: 'Virginia'}), "
     "(dot:User {firstName: 'Dorette', lastName: 'Burbidge', state: 'Virginia'}), "
     "(kip:User {firstName: 'Kippy', lastName: 'Butterfill', state: 'Ohio'}), "
     "(cam)-[:WATCHED {watchCount: 2}]->(old), (cam)-[:WATCHED {watchCount: 1}]->(us), "
     "(dot)-[:WATCHED {watchCount: 3}]->(old), (dot)-[:WATCHED {watchCount: 1}]->(dear), "
-    "(kip)-[:WATCHED {watchCount: 4}]->(us)"
+    "(kip)-[:WATCHED {watchCount: 4}]->(us), (kip)-[:WATCHED {watchCount: 1}]->(enchanted), "
+    "(home:IpAddress {address: '159.20.53.178'}), (cam)-[:USES]->(home), (dot)-[:USES]->(home), "
+    "(kip)-[:USES]->(:IpAddress {address: '16.129.236.37'}), "
+    "(:User {firstName: 'Gris', lastName: 'Paulsen', state: 'Ohio'})-[:USES]->"
+    "(:IpAddress {address: '103.186.31.19'}), "
+    "(:User {firstName: 'Mandy', lastName: 'Lillo', state: 'Ohio'})-[:USES]->"
+    "(:IpAddress {address: '163.107.178.72'})"
 )
 
 
@@ -960,10 +966,30 @@ _WATCHING = (
             [("Comedy",), ("Drama",), ("Horror",)],
             "count-unasked",
         ),
+        (
+            "How many users watched a movie from 2007?",
+            "MATCH (u:User)-[w:WATCHED {watchCount: INTEGER}]->(m:Movie) "
+            "WHERE w.watchCount > 0 AND m.year = 2007 RETURN COUNT(u)",
+            [(1,)],
+            "type-as-value",
+        ),
+        (
+            "Which state has the most users?",
+            "MATCH (u:User)-[r:USES]->(ip:IpAddress) WITH ip.state AS state, COUNT(u) AS "
+            "userCount RETURN state, userCount ORDER BY userCount DESC LIMIT 1",
+            [("Ohio", 3)],  # another user of the same address: Virginia, 2
+            "property-through-neighbour",
+        ),
     ],
-    ids=["a user once, not once per film", "the films of a genre", "the genres listed"],
+    ids=[
+        "a user once, not once per film",
+        "the films of a genre",
+        "the genres listed",
+        "a type name copied from the schema",
+        "the neighbour matched already",
+    ],
 )
-def test_the_movie_watching_trials_counts_are_repaired(
+def test_the_movie_watching_trials_questions_are_repaired(
     scratch_db: GraphDB, question: str, written: str, rows: list[tuple[object, ...]], rule: str
 ) -> None:
     scratch_db.run_write(_WATCHING)

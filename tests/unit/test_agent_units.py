@@ -362,6 +362,28 @@ def test_a_property_of_the_team_next_to_it_says_so() -> None:
     )
 
 
+def test_a_property_of_a_relationship_the_statement_does_not_match_says_so() -> None:
+    # A trial on a movie graph: "the five most watched horror movies" sorted on
+    # `m.watchCount` twice, told only what a Movie has; the count is on WATCHED.
+    schema = GraphSchema(
+        labels=(
+            LabelInfo("User", 5, (PropertyInfo("firstName", ("STRING",)),)),
+            LabelInfo("Movie", 5, (PropertyInfo("title", ("STRING",)),)),
+        ),
+        relationships=(
+            RelPattern("User", "WATCHED", "Movie", 9, (PropertyInfo("watchCount", ("INTEGER",)),)),
+        ),
+    )
+    [message] = check_schema(
+        "MATCH (m:Movie) RETURN m.title ORDER BY m.watchCount DESC LIMIT 5", schema
+    ).problems
+    assert message == (
+        "Movie has no propert(y/ies) watchCount; Movie has: title. watchCount is a property of "
+        "the WATCHED relationship: match (:User)-[r:WATCHED]->(:Movie) and use r.watchCount "
+        "(sum(r.watchCount) for a total per Movie)"
+    )
+
+
 def _network_schema() -> GraphSchema:
     """A graph shaped like neo4j-graph-examples' network management, which nobody here wrote."""
 

@@ -220,7 +220,9 @@ FILM_SCHEMA = GraphSchema(
         ),
         LabelInfo("Genre", 2, (PropertyInfo("name", ("STRING",)),)),
     ),
-    relationships=(RelPattern("Person", "ACTED_IN", "Movie", 5),),
+    relationships=(
+        RelPattern("Person", "ACTED_IN", "Movie", 5, (PropertyInfo("screenTime", ("INTEGER",)),)),
+    ),
 )
 
 
@@ -249,6 +251,7 @@ def test_catalog_skips_prose_by_name_and_by_measured_length() -> None:
 def test_the_catalog_knows_every_schema_name_as_words() -> None:
     catalog, _ = _film_catalog()
     assert {"acted", "in", "summary", "text", "tagline", "released", "movie"} <= catalog.vocabulary
+    assert {"screen", "time"} <= catalog.vocabulary  # a relationship's property too
 
 
 @pytest.mark.parametrize(
@@ -449,6 +452,8 @@ def _police() -> ValueCatalog:
         ("PhoneCall", "call_time", "08:24"),
         ("PhoneCall", "call_time", "17:17"),
         ("Vehicle", "model", "240SX"),
+        ("Film", "title", "Average Joe"),
+        ("Film", "title", "Total Recall"),
     ]
     entries = [CatalogEntry(label, prop, v, v, prop) for label, prop, v in values]
     vocabulary = frozenset({"person", "knows", "crime", "phone", "call", "duration", "time"})
@@ -471,6 +476,7 @@ def _police() -> ValueCatalog:
         ("Which crimes happened on 24/08/2017?", "240SX"),
         ("Which calls were made on 2017-08-24?", "24"),
         ("When was the last crime at 178 Polding Street?", "17:17"),  # a number, whole only
+        ("What is the average call duration?", "Average Joe"),  # a word asking for a figure
     ],
 )
 def test_schema_words_superlatives_and_months_name_no_value_they_only_start(
@@ -490,6 +496,8 @@ def test_schema_words_superlatives_and_months_name_no_value_they_only_start(
         ("Which vehicles are Reventóns?", "Reventón"),
         ("Who knows Mr Peterson?", "Peterson"),
         ("Which calls lasted 24 minutes?", "24"),  # a number alone is still one
+        ("Who watched Average Joe?", "Average Joe"),
+        ("Who watched Total Recall?", "Total Recall"),
     ],
 )
 def test_those_values_written_out_are_still_hints(question: str, value: str) -> None:
