@@ -227,3 +227,57 @@ def count_unasked(cypher: str, question: str, schema: GraphSchema) -> tuple[str,
     else:
         listed = f"RETURN DISTINCT {var}"
     return cypher[: tokens[at].position] + listed, f"listed the {plural(said.label.name)}"
+
+
+def _key(name: str) -> str:
+    return name.replace("_", "").casefold()
+
+
+def stored_count(cypher: str, schema: GraphSchema) -> tuple[str, str] | None:
+    """The statement adding up the number a relationship stores, and what changed; None unless
+    one `count(…)` is named after a number property of exactly one relationship the statement
+    matches. "How many times did Kippy Butterfill watch each of the movies he watched?"
+    written `MATCH (u:User {…})-[:WATCHED]->(m:Movie) RETURN m.title AS title, count(*) AS
+    watchCount` (a playground trial on a movie graph nobody here wrote) gave 1 for every film:
+    each row is one WATCHED relationship, whose `watchCount` holds the times. The count
+    becomes `sum(r.watchCount)`, the relationship named `r` where it has no name. A node's
+    number is left: summed over rows it would count itself once per row."""
+    statement = Statement(cypher)
+    tokens = statement.tokens
+    names = referenced_names(cypher)
+    found = []
+    for clause in statement.clauses:
+        if statement.keyword_at(clause) not in ("RETURN", "WITH"):
+            continue
+        for item in statement.projection(clause):
+            whole = (
+                is_aggregate_call(tokens, item.first)
+                and tokens[item.first].text.upper() == "COUNT"
+                and matching_close(tokens, item.first + 1) == item.end - 1
+            )
+            if item.alias and whole:
+                found.append((item, _key(item.alias)))
+    numbers = {
+        (r.type, p.name)
+        for r in schema.relationships
+        for p in r.properties
+        if {"INTEGER", "FLOAT"} & set(p.types)
+    }
+    for item, key in found:
+        hops = [
+            (hop, prop)
+            for hop in written_hops(tokens, names)
+            for rel_type, prop in numbers
+            if rel_type == hop.rel_type and _key(prop) == key
+        ]
+        if len(hops) != 1:
+            continue
+        hop, prop = hops[0]
+        taken = set(names.variables) | set(names.rel_variables)
+        var = hop.rel_var or fresh_variable("r", taken)
+        edits = [(tokens[item.first].position, tokens[item.end - 1].end, f"sum({var}.{prop})")]
+        if hop.rel_var is None:
+            colon = tokens[hop.colon_at].position
+            edits.append((colon, colon, var))
+        return statement.edited(edits), f"added up {hop.rel_type}'s {prop} (sum({var}.{prop}))"
+    return None

@@ -804,6 +804,38 @@ def _add_hop(
     return text
 
 
+def relationship_named(error: str, cypher: str, schema: GraphSchema) -> tuple[str, str] | None:
+    """The statement giving its one unnamed relationship that holds what an unbound variable
+    reads that variable's name, and what changed; None unless exactly one such relationship.
+    "What is the average watch count?" written `MATCH (u:User)-[:WATCHED]->(m:Movie) RETURN
+    avg(r.watchCount)` (a playground trial on a movie graph nobody here wrote): `r` names
+    nothing, and only WATCHED holds `watchCount`: `-[r:WATCHED]->`."""
+    var = unbound_name(error)
+    if var is None:
+        return None
+    names = referenced_names(cypher)
+    tokens = tokenize(cypher)
+    read = {p for v, p in names.accesses if v == var}
+    bare = any(
+        t.is_name and t.name == var and not (k + 1 < len(tokens) and tokens[k + 1].is_punct("."))
+        for k, t in enumerate(tokens)
+    )
+    if var in names.variables or not read or bare:
+        return None  # read whole somewhere: which node or relationship it is stays open
+
+    def holds(rel_type: str) -> bool:
+        props = {p.name for r in schema.relationships if r.type == rel_type for p in r.properties}
+        return read <= props
+
+    hops = [h for h in written_hops(tokens, names) if h.rel_var is None and holds(h.rel_type)]
+    if len(hops) != 1 or not hops[0].colon_at:
+        return None
+    colon = tokens[hops[0].colon_at].position
+    return _replaced(
+        cypher, [(colon, colon, var)]
+    ), f"named the {hops[0].rel_type} relationship {var}"
+
+
 def bind_unbound_variable(
     error: str,
     cypher: str,

@@ -13,6 +13,7 @@
 |          |                 |         | relationship-measure, count-of-a-number,           |
 |          |                 |         | counted-road, counted-by-property, counted-list,   |
 |          |                 |         | count-distinct, named-node-counted, count-unasked, |
+|          |                 |         | stored-count,                                      |
 |          |                 |         | named-node-returned, named-node-linked,            |
 |          |                 |         | which-names-the-thing,                             |
 |          |                 |         | name-parts, superlative-sort-direction,            |
@@ -28,6 +29,7 @@
 | validate | schema_problem  | guard   | asked-but-missing                                  |
 | validate | before_engine   | guard   | costly-read-repeated                               |
 | validate | engine_error    | rewrite | with-keeps-the-node, bind-unbound-variable,        |
+|          |                 |         | bind-unbound-relationship,                         |
 |          |                 |         | with-alias (each EXPLAINed again)                  |
 | execute  | empty_result    | rewrite | walked-back (a walk back over a relationship the   |
 |          |                 |         | node has once read as the node it left; read       |
@@ -188,7 +190,10 @@ the rules removed there, and why, are listed on that page too), with these still
   with their number), type-as-value (`-[w:WATCHED {watchCount: INTEGER}]->`, the schema
   text's type copied as a value, on both attempts); property-through-neighbour reads from the
   neighbour the statement already links by that relationship ("Which state has the most
-  users?" written `ip.state` beside the matched user had counted the address's other users).
+  users?" written `ip.state` beside the matched user had counted the address's other users);
+  and from the playground on that graph, stored-count ("how many times did he watch each of
+  them?" counted one row per film, `count(*) AS watchCount`, where WATCHED stores the times)
+  and bind-unbound-relationship (`-[:WATCHED]->` then `avg(r.watchCount)`, both attempts).
   Beside them, not rules: a year, an id or a code in the rows answer is written without
   thousands separators ("m.year: 2,007"); the schema check's note for a property that a
   relationship of the label holds names that relationship (`m.watchCount`, sorted on twice);
@@ -239,6 +244,7 @@ RULES: tuple[Rule, ...] = (
     v.count_distinct_rule,
     v.named_node_counted_rule,
     v.count_unasked_rule,
+    v.stored_count_rule,
     v.named_node_returned_rule,
     v.named_node_linked_rule,
     v.which_names_the_thing,
@@ -262,6 +268,7 @@ RULES: tuple[Rule, ...] = (
     v.costly_read_repeated,
     v.with_keeps_the_node,
     v.bind_unbound,
+    v.bind_unbound_relationship,
     v.with_alias,
     e.walked_back_rule,
     e.value_completed,

@@ -980,6 +980,19 @@ _WATCHING = (
             [("Ohio", 3)],  # another user of the same address: Virginia, 2
             "property-through-neighbour",
         ),
+        (
+            "How many times did Dorette Burbidge watch each of the movies she watched?",
+            "MATCH (u:User {firstName: 'Dorette', lastName: 'Burbidge'})-[:WATCHED]->(m:Movie) "
+            "RETURN m.title AS title, count(*) AS watchCount ORDER BY watchCount DESC",
+            [("Old", 3), ("Dear John", 1)],
+            "stored-count",
+        ),
+        (
+            "What is the average watch count?",
+            "MATCH (u:User)-[:WATCHED]->(m:Movie) RETURN avg(r.watchCount) AS avgWatchCount",
+            [(2.0,)],  # 12 views over 6 relationships
+            "bind-unbound-relationship",
+        ),
     ],
     ids=[
         "a user once, not once per film",
@@ -987,6 +1000,8 @@ _WATCHING = (
         "the genres listed",
         "a type name copied from the schema",
         "the neighbour matched already",
+        "the times stored on the relationship",
+        "the relationship read and never named",
     ],
 )
 def test_the_movie_watching_trials_questions_are_repaired(
