@@ -535,11 +535,19 @@ def sort_key_returned_fix(
     ), f"returned {added}, the measure it sorts by"
 
 
+_WHO_SINGULAR = re.compile(r"^\W*who\s+(?!are\b|were\b|have\b)\w+", re.IGNORECASE)
+"""A "who" question with a verb in the singular: "Who watched the most horror movies?",
+"Who is our oldest employee?"; not "Who are the top sellers?"."""
+
+
 def one_row_fix(cypher: str, question: str, schema: GraphSchema) -> tuple[str, str] | None:
-    """ "Which <label> has the most …" in the singular, sorted, with a LIMIT above 1 (or none):
-    LIMIT 1. Not when the question asks for a number of them ("the three largest")."""
+    """ "Which <label> has the most …" in the singular, or "Who <verb> the most …" (a trial on a
+    movie graph: "Who watched the most horror movies?" listed a hundred users in order),
+    sorted, with a LIMIT above 1 (or none): LIMIT 1, ties-shown reading the rows tied with it.
+    Not when the question asks for a number of them ("the three largest")."""
     asked = asked_label(question, schema)
-    if asked is None or not asked[1] or not _MOST.search(question) or _COUNTED.search(question):
+    singular = asked[1] if asked is not None else bool(_WHO_SINGULAR.match(question))
+    if not singular or not _MOST.search(question) or _COUNTED.search(question):
         return None
     return _limit_one(cypher, 2, "one is asked for")
 

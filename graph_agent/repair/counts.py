@@ -1,5 +1,6 @@
-"""Statement edits behind three count rules: a count that counts a node more than once, a count
-of the one node the question names as a kind of thing, and a count nobody asked for."""
+"""Statement edits behind the count rules: a count that counts a node more than once, a count
+of the one node the question names as a kind of thing, a count nobody asked for, and a count
+of rows where a relationship stores the number."""
 
 from __future__ import annotations
 
@@ -9,14 +10,14 @@ from graph_agent.graphdb.protocol import GraphSchema
 from graph_agent.graphdb.schema import quote_name_if_needed
 from graph_agent.lint import node_map_entries
 from graph_agent.question_fit import counted_label
-from graph_agent.repair.edits import EACH, named_variables
+from graph_agent.repair.edits import EACH, HOW_MANY, named_variables
 from graph_agent.repair.relationships import written_hops
+from graph_agent.schema_check import arrow
 from graph_agent.statement import Statement, fresh_variable, is_aggregate_call
 from graph_agent.superlatives import name_properties
 from graph_agent.words import label_said, plural
 from guardrails import ReferencedNames, Token, matching_close, matching_open, referenced_names
 
-_HOW_MANY = re.compile(r"^\W*how\s+many\b", re.IGNORECASE)
 _TIMES = re.compile(r"\b(?:times|how\s+often)\b", re.IGNORECASE)
 _COUNT_WORDS = re.compile(
     r"\b(?:how\s+many|how\s+much|number|count|counts|total|totals|amount|size|tally)\b",
@@ -41,9 +42,21 @@ def _counts(statement: Statement) -> list[tuple[int, int, list[Token]]]:
     return found
 
 
-def _node_patterns(tokens: list[Token], names: ReferencedNames) -> list[tuple[str | None, bool]]:
+def _called_by(label_name: str | None, schema: GraphSchema) -> set[str]:
+    """The properties that tell one node of the label from another: what it is called by, and
+    any property the schema sample found unique."""
+    label = schema.label(label_name or "")
+    if label is None:
+        return set()
+    return set(name_properties(label)) | {p.name for p in label.properties if p.unique}
+
+
+def _node_patterns(
+    cypher: str, tokens: list[Token], names: ReferencedNames, schema: GraphSchema
+) -> list[tuple[str | None, bool]]:
     """The node patterns at either end of the statement's written hops: (variable or None,
-    whether a map filters it)."""
+    whether the pattern's map pins one node by what it is called by)."""
+    entries = node_map_entries(cypher)
     seen: dict[int, tuple[str | None, bool]] = {}
     for hop in written_hops(tokens, names):
         left_open = matching_open(tokens, hop.first - 1)
@@ -53,8 +66,29 @@ def _node_patterns(tokens: list[Token], names: ReferencedNames) -> list[tuple[st
                 continue
             inside = tokens[opened + 1 : shut]
             var = inside[0].name if inside and inside[0].is_name else None
-            seen[opened] = (var, any(t.is_punct("{") for t in inside))
+            at = tokens[opened].position
+            # a variable's map in another pattern pins it here too
+            pinned = any(
+                (e.node == at or (var is not None and e.variable == var))
+                and e.prop in _called_by(e.label, schema)
+                for e in entries
+            )
+            seen[opened] = (var, pinned)
     return list(seen.values())
+
+
+def _pinned_in_where(tokens: list[Token], names: ReferencedNames, schema: GraphSchema) -> set[str]:
+    """The variables a `WHERE v.prop = <literal>` pins by what their label is called by."""
+    pinned = set()
+    for k in range(len(tokens) - 4):
+        var, dot, prop, equals, value = tokens[k : k + 5]
+        if not (var.is_name and dot.is_punct(".") and prop.is_name and equals.is_punct("=")):
+            continue
+        if value.kind in ("string", "number", "parameter") and prop.name in _called_by(
+            names.variables.get(var.name), schema
+        ):
+            pinned.add(var.name)
+    return pinned
 
 
 def count_distinct(cypher: str, question: str, schema: GraphSchema) -> tuple[str, str] | None:
@@ -64,17 +98,18 @@ def count_distinct(cypher: str, question: str, schema: GraphSchema) -> tuple[str
     Virginia watched a horror movie?" written `MATCH (u:User {state: 'Virginia'})-[:WATCHED]->
     (m:Movie)-[:HAS]->(g:Genre {name: 'Horror'}) RETURN count(u)` (a trial on a movie graph
     nobody here wrote) gave 25: a user is counted once per horror film. Only where the pattern
-    holds another node that no map or equality pins and no returned column groups by; not for
-    "how many times" or "how often"."""
-    if not _HOW_MANY.search(question) or _TIMES.search(question):
+    holds another node that nothing pins to one (a filter on what it is called by: a genre's
+    name pins it, a film's year does not) and no returned column groups by; not for "how many
+    times" or "how often"."""
+    if not HOW_MANY.search(question) or _TIMES.search(question):
         return None
     statement = Statement(cypher)
     if statement.last("WITH") is not None or statement.has_union:
         return None  # a count behind a WITH is read again after it (with-alias's to mend)
     tokens = statement.tokens
     names = referenced_names(cypher)
-    pinned = named_variables(cypher)
-    patterns = _node_patterns(tokens, names)
+    pinned = _pinned_in_where(tokens, names, schema)
+    patterns = _node_patterns(cypher, tokens, names, schema)
     asked = counted_label(question, schema, names.labels)
     edits = []
     for at, close, inside in _counts(statement):
@@ -89,7 +124,7 @@ def count_distinct(cypher: str, question: str, schema: GraphSchema) -> tuple[str
             continue
         grouped = _grouped(statement, at)
         others = [
-            v for v, has_map in patterns if v != var and not has_map and v not in pinned | grouped
+            v for v, in_map in patterns if v != var and not in_map and v not in pinned | grouped
         ]
         if var not in {v for v, _ in patterns} or not others:
             continue
@@ -124,7 +159,7 @@ def named_node_counted(cypher: str, question: str, schema: GraphSchema) -> tuple
     and counted-label's), whose statement matches that one node alone, on what the node is
     called by, and returns its count alone, no WITH; the count moves to the one label linked
     to it: `MATCH (g:Genre {name: 'Comedy'})<-[:HAS]-(m:Movie) RETURN count(DISTINCT m)`."""
-    if not _HOW_MANY.search(question) or EACH.search(question):
+    if not HOW_MANY.search(question) or EACH.search(question):
         return None
     names = referenced_names(cypher)
     if len(names.variables) != 1 or names.rel_types or counted_label(question, schema):
@@ -149,20 +184,16 @@ def named_node_counted(cypher: str, question: str, schema: GraphSchema) -> tuple
     if [t.text for t in inside] not in (["*"], [var]):
         return None  # another variable counted: bind-unbound-variable's to match
     links = {
-        (r.start, r.type, r.end)
+        (r.start, r.type, r.end): r
         for r in schema.relationships
         if label.name in (r.start, r.end) and r.start != r.end
     }
     if len(links) != 1:
         return None
-    ((start, rel_type, end),) = links
-    other = end if start == label.name else start
+    (rel,) = links.values()
+    other = rel.end if rel.start == label.name else rel.start
     new = fresh_variable(other, names.variables)
-    hop = (
-        f"-[:{rel_type}]->({new}:{other})"
-        if start == label.name
-        else (f"<-[:{rel_type}]-({new}:{other})")
-    )
+    hop = f"{arrow(label.name, rel)}({new}:{other})"
     tokens = statement.tokens
     opened = next(
         (i for i in range(len(tokens) - 1) if tokens[i].is_punct("(") and tokens[i + 1].is_name

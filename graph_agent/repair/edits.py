@@ -235,7 +235,8 @@ def label_chain(cypher: str, schema: GraphSchema) -> tuple[str, str] | None:
     return added[0], f"{var}.{word}.… read from the related {other.name}: {added[1]}"
 
 
-_HOW_MANY = re.compile(r"^\W*how\s+many\b", re.IGNORECASE)
+HOW_MANY = re.compile(r"^\W*how\s+many\b", re.IGNORECASE)
+"""A question that asks for a number of things."""
 EACH = re.compile(r"\b(?:each|every|per)\b", re.IGNORECASE)
 """A question that asks for one answer per thing ("each department", "per team")."""
 
@@ -251,7 +252,7 @@ def counted_list(cypher: str, question: str, schema: GraphSchema) -> tuple[str, 
     its nodes)."""
     names = referenced_names(cypher)
     label = counted_label(question, schema, names.labels)
-    if label is None or not _HOW_MANY.search(question) or EACH.search(question):
+    if label is None or not HOW_MANY.search(question) or EACH.search(question):
         return None
     statement = Statement(cypher)
     returned = statement.final_return()

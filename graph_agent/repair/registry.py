@@ -193,7 +193,9 @@ the rules removed there, and why, are listed on that page too), with these still
   users?" written `ip.state` beside the matched user had counted the address's other users);
   and from the playground on that graph, stored-count ("how many times did he watch each of
   them?" counted one row per film, `count(*) AS watchCount`, where WATCHED stores the times)
-  and bind-unbound-relationship (`-[:WATCHED]->` then `avg(r.watchCount)`, both attempts).
+  and bind-unbound-relationship (`-[:WATCHED]->` then `avg(r.watchCount)`, both attempts);
+  and from asking it again, superlative-one-row for "who" with a verb in the singular ("Who
+  watched the most horror movies?" listed a hundred users in order).
   Beside them, not rules: a year, an id or a code in the rows answer is written without
   thousands separators ("m.year: 2,007"); the schema check's note for a property that a
   relationship of the label holds names that relationship (`m.watchCount`, sorted on twice);

@@ -928,13 +928,14 @@ _WATCHING = (
     "(us:Movie {title: 'Us', year: 2019})-[:HAS]->(horror), "
     "(dear:Movie {title: 'Dear John', year: 2010})-[:HAS]->(drama), "
     "(enchanted:Movie {title: 'Enchanted', year: 2007})-[:HAS]->(comedy), "
-    "(:Movie {title: 'Knocked Up', year: 2007})-[:HAS]->(comedy), "
+    "(knocked:Movie {title: 'Knocked Up', year: 2007})-[:HAS]->(comedy), "
     "(cam:User {firstName: 'Cam', lastName: 'Wakeling', state: 'Virginia'}), "
     "(dot:User {firstName: 'Dorette', lastName: 'Burbidge', state: 'Virginia'}), "
     "(kip:User {firstName: 'Kippy', lastName: 'Butterfill', state: 'Ohio'}), "
     "(cam)-[:WATCHED {watchCount: 2}]->(old), (cam)-[:WATCHED {watchCount: 1}]->(us), "
     "(dot)-[:WATCHED {watchCount: 3}]->(old), (dot)-[:WATCHED {watchCount: 1}]->(dear), "
     "(kip)-[:WATCHED {watchCount: 4}]->(us), (kip)-[:WATCHED {watchCount: 1}]->(enchanted), "
+    "(kip)-[:WATCHED {watchCount: 2}]->(knocked), "
     "(home:IpAddress {address: '159.20.53.178'}), (cam)-[:USES]->(home), (dot)-[:USES]->(home), "
     "(kip)-[:USES]->(:IpAddress {address: '16.129.236.37'}), "
     "(:User {firstName: 'Gris', lastName: 'Paulsen', state: 'Ohio'})-[:USES]->"
@@ -952,6 +953,12 @@ _WATCHING = (
             "MATCH (u:User {state: 'Virginia'})-[:WATCHED]->(m:Movie)-[:HAS]->"
             "(g:Genre {name: 'Horror'}) RETURN COUNT(u) AS numUsers",
             [(2,)],  # Cam watched two horror films: counted twice, 3
+            "count-distinct",
+        ),
+        (
+            "How many users watched a movie from 2007?",
+            "MATCH (u:User)-[w:WATCHED]->(m:Movie) WHERE m.year = 2007 RETURN count(u)",
+            [(1,)],  # Kippy watched both films of 2007: a year pins no film, 2
             "count-distinct",
         ),
         (
@@ -990,18 +997,27 @@ _WATCHING = (
         (
             "What is the average watch count?",
             "MATCH (u:User)-[:WATCHED]->(m:Movie) RETURN avg(r.watchCount) AS avgWatchCount",
-            [(2.0,)],  # 12 views over 6 relationships
+            [(2.0,)],  # 14 views over 7 relationships
             "bind-unbound-relationship",
+        ),
+        (
+            "Who watched the most horror movies?",
+            "MATCH (u:User)-[:WATCHED]->(m:Movie)-[:HAS]->(:Genre {name: 'Horror'}) RETURN "
+            "u.firstName, u.lastName, count(m) AS films ORDER BY films DESC LIMIT 100",
+            [("Cam", "Wakeling", 2)],  # every user in order: Dorette and Kippy too
+            "superlative-one-row",
         ),
     ],
     ids=[
         "a user once, not once per film",
+        "a user once, the films filtered by a year",
         "the films of a genre",
         "the genres listed",
         "a type name copied from the schema",
         "the neighbour matched already",
         "the times stored on the relationship",
         "the relationship read and never named",
+        "who, the most: one",
     ],
 )
 def test_the_movie_watching_trials_questions_are_repaired(
