@@ -62,6 +62,16 @@ class MapEntry:
 def node_map_entries(cypher: str) -> list[MapEntry]:
     """Every `key: value` in the property maps of node patterns, in the order written
     (relationship maps, map literals and map projections are not node patterns)."""
+    return _map_entries(cypher, ("(",))
+
+
+def pattern_map_entries(cypher: str) -> list[MapEntry]:
+    """Every `key: value` of node and relationship pattern maps (`(u:User {…})`,
+    `-[w:WATCHED {…}]->`); a relationship's entries have no variable or label."""
+    return _map_entries(cypher, ("(", "["))
+
+
+def _map_entries(cypher: str, brackets: tuple[str, ...]) -> list[MapEntry]:
     tokens = tokenize(cypher)
     bindings = _bindings(tokens)
     found: list[MapEntry] = []
@@ -71,13 +81,15 @@ def node_map_entries(cypher: str) -> list[MapEntry]:
             continue
         opener = next(enclosing(tokens, i), None)
         close = matching_close(tokens, i)
-        if opener is None or close is None or not tokens[opener].is_punct("(") or opener == 0:
+        if opener is None or close is None or not tokens[opener].is_punct(*brackets) or opener == 0:
             continue
         before = tokens[opener - 1]
         if before.kind == "identifier" or before.is_keyword(*_CALLS):
             continue  # a call's argument: `collect({…})`
-        var = tokens[opener + 1].name if tokens[opener + 1].is_name and opener + 1 < i else None
-        label = _map_label(tokens, i) or (bindings.get(var) if var else None)
+        var = label = None
+        if tokens[opener].is_punct("("):
+            var = tokens[opener + 1].name if tokens[opener + 1].is_name and opener + 1 < i else None
+            label = _map_label(tokens, i) or (bindings.get(var) if var else None)
         for first, stop in split_top_level(tokens, i + 1, close):
             if stop - first < 3 or not tokens[first].is_name or not tokens[first + 1].is_punct(":"):
                 continue
@@ -96,33 +108,6 @@ TYPE_NAMES = frozenset(
      "LOCALDATETIME", "LOCALTIME", "DURATION", "POINT", "NUMBER"}
 )  # fmt: skip
 """The type names the schema text writes after a property (`{watchCount: INTEGER}`)."""
-
-
-def pattern_map_entries(cypher: str) -> list[MapEntry]:
-    """Every `key: value` of node and relationship pattern maps (`(u:User {…})`,
-    `-[w:WATCHED {…}]->`), with no variable or label: for checks of the value alone."""
-    tokens = tokenize(cypher)
-    found: list[MapEntry] = []
-    for i, tok in enumerate(tokens):
-        prev = tokens[i - 1] if i else None
-        if not (tok.is_punct("{") and prev is not None and (prev.is_name or prev.is_punct("("))):
-            continue
-        opener = next(enclosing(tokens, i), None)
-        close = matching_close(tokens, i)
-        if opener is None or close is None or not tokens[opener].is_punct("(", "["):
-            continue
-        before = tokens[opener - 1] if opener else None
-        if before is not None and (before.kind == "identifier" or before.is_keyword(*_CALLS)):
-            continue  # a call's argument: `collect({…})`
-        for first, stop in split_top_level(tokens, i + 1, close):
-            if stop - first < 3 or not tokens[first].is_name or not tokens[first + 1].is_punct(":"):
-                continue
-            start, end = tokens[first].position, tokens[stop - 1].end
-            found.append(
-                MapEntry(None, None, tokens[first].name, cypher[start:end], start, end,
-                         tokens[opener].position, (tok.position, tokens[close].end))
-            )  # fmt: skip
-    return found
 
 
 def is_type_name(entry: MapEntry) -> bool:

@@ -911,8 +911,16 @@ _POLICE = (
 def test_the_pole_trials_questions_are_repaired(
     scratch_db: GraphDB, question: str, written: str, rows: list[tuple[object, ...]], rule: str
 ) -> None:
-    scratch_db.run_write(_POLICE)
-    result = _ask(scratch_db, question, written)
+    _repaired_on(scratch_db, _POLICE, question, written, rows, rule)
+
+
+def _repaired_on(
+    db: GraphDB, graph: str, question: str, written: str, rows: list[tuple[object, ...]], rule: str
+) -> None:
+    """The trial graph written, the question asked with the model's statement: answered with
+    `rows`, by `rule`."""
+    db.run_write(graph)
+    result = _ask(db, question, written)
     assert result.outcome == "answered", result.attempts
     assert [tuple(row) for row in result.rows] == rows
     assert rule in [f.rule for f in result.rules_fired]
@@ -1023,8 +1031,4 @@ _WATCHING = (
 def test_the_movie_watching_trials_questions_are_repaired(
     scratch_db: GraphDB, question: str, written: str, rows: list[tuple[object, ...]], rule: str
 ) -> None:
-    scratch_db.run_write(_WATCHING)
-    result = _ask(scratch_db, question, written)
-    assert result.outcome == "answered", result.attempts
-    assert [tuple(row) for row in result.rows] == rows
-    assert rule in [f.rule for f in result.rules_fired]
+    _repaired_on(scratch_db, _WATCHING, question, written, rows, rule)
