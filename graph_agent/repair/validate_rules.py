@@ -687,8 +687,9 @@ def count_distinct_rule(case: Case) -> Fix | None:
     trial on a movie graph nobody here wrote) counted a user once per horror film: 25 for 22.
     A "how many <things>" question's count of a node (or `count(*)` where one node of the
     counted label is matched) that its pattern can reach by more than one row, through a node
-    nothing pins or groups by, counts each node once (`count(DISTINCT u)`). Not for "how many
-    times" or "how often"."""
+    nothing pins to one (a filter on what it is called by: a genre's name, not a film's year)
+    or groups by, counts each node once (`count(DISTINCT u)`). Not for "how many times" or
+    "how often"."""
     fixed = count_distinct(case.cypher, case.question, case.ctx.schema)
     return Fix(fixed[1], cypher=fixed[0]) if fixed else None
 
