@@ -10,7 +10,7 @@ from graph_agent.graphdb.protocol import GraphSchema
 from graph_agent.graphdb.schema import quote_name_if_needed
 from graph_agent.lint import node_map_entries
 from graph_agent.question_fit import counted_label
-from graph_agent.repair.edits import EACH, HOW_MANY, named_variables
+from graph_agent.repair.edits import EACH, HOW_MANY, named_variables, node_filters
 from graph_agent.repair.relationships import written_hops
 from graph_agent.schema_check import arrow
 from graph_agent.statement import Statement, fresh_variable, is_aggregate_call
@@ -42,53 +42,44 @@ def _counts(statement: Statement) -> list[tuple[int, int, list[Token]]]:
     return found
 
 
-def _called_by(label_name: str | None, schema: GraphSchema) -> set[str]:
-    """The properties that tell one node of the label from another: what it is called by, and
-    any property the schema sample found unique."""
-    label = schema.label(label_name or "")
-    if label is None:
-        return set()
-    return set(name_properties(label)) | {p.name for p in label.properties if p.unique}
+def _called_by(schema: GraphSchema) -> dict[str, set[str]]:
+    """For each label, the properties that tell one of its nodes from another: what it is
+    called by, and any property the schema sample found unique."""
+    return {
+        label.name: set(name_properties(label)) | {p.name for p in label.properties if p.unique}
+        for label in schema.labels
+    }
 
 
-def _node_patterns(
-    cypher: str, tokens: list[Token], names: ReferencedNames, schema: GraphSchema
-) -> list[tuple[str | None, bool]]:
+def _pinned(cypher: str, names: ReferencedNames, schema: GraphSchema) -> tuple[set[str], set[int]]:
+    """The variables a literal filter pins to one node by what their label is called by (in a
+    map or a WHERE, in any pattern of the variable), and the offsets of unnamed node patterns
+    whose map does."""
+    called_by = _called_by(schema)
+    variables = {
+        var
+        for var, prop, value, in_map in node_filters(cypher)
+        if (in_map or value.kind in ("string", "number", "parameter"))
+        and prop in called_by.get(names.variables.get(var, ""), set())
+    }
+    unnamed = {
+        e.node
+        for e in node_map_entries(cypher)
+        if e.variable is None and e.prop in called_by.get(e.label or "", set())
+    }
+    return variables, unnamed
+
+
+def _node_patterns(tokens: list[Token], names: ReferencedNames) -> list[tuple[str | None, int]]:
     """The node patterns at either end of the statement's written hops: (variable or None,
-    whether the pattern's map pins one node by what it is called by)."""
-    entries = node_map_entries(cypher)
-    seen: dict[int, tuple[str | None, bool]] = {}
+    the offset of the pattern's `(`)."""
+    seen: dict[int, str | None] = {}
     for hop in written_hops(tokens, names):
-        left_open = matching_open(tokens, hop.first - 1)
-        right_close = matching_close(tokens, hop.last + 1)
-        for opened, shut in ((left_open, hop.first - 1), (hop.last + 1, right_close)):
-            if opened is None or shut is None:
-                continue
-            inside = tokens[opened + 1 : shut]
-            var = inside[0].name if inside and inside[0].is_name else None
-            at = tokens[opened].position
-            # a variable's map in another pattern pins it here too
-            pinned = any(
-                (e.node == at or (var is not None and e.variable == var))
-                and e.prop in _called_by(e.label, schema)
-                for e in entries
-            )
-            seen[opened] = (var, pinned)
-    return list(seen.values())
-
-
-def _pinned_in_where(tokens: list[Token], names: ReferencedNames, schema: GraphSchema) -> set[str]:
-    """The variables a `WHERE v.prop = <literal>` pins by what their label is called by."""
-    pinned = set()
-    for k in range(len(tokens) - 4):
-        var, dot, prop, equals, value = tokens[k : k + 5]
-        if not (var.is_name and dot.is_punct(".") and prop.is_name and equals.is_punct("=")):
-            continue
-        if value.kind in ("string", "number", "parameter") and prop.name in _called_by(
-            names.variables.get(var.name), schema
-        ):
-            pinned.add(var.name)
-    return pinned
+        for opened in (matching_open(tokens, hop.first - 1), hop.last + 1):
+            if opened is not None:
+                inside = tokens[opened + 1] if opened + 1 < len(tokens) else None
+                seen[tokens[opened].position] = inside.name if inside and inside.is_name else None
+    return [(var, at) for at, var in seen.items()]
 
 
 def count_distinct(cypher: str, question: str, schema: GraphSchema) -> tuple[str, str] | None:
@@ -108,8 +99,8 @@ def count_distinct(cypher: str, question: str, schema: GraphSchema) -> tuple[str
         return None  # a count behind a WITH is read again after it (with-alias's to mend)
     tokens = statement.tokens
     names = referenced_names(cypher)
-    pinned = _pinned_in_where(tokens, names, schema)
-    patterns = _node_patterns(cypher, tokens, names, schema)
+    pinned, pinned_unnamed = _pinned(cypher, names, schema)
+    patterns = _node_patterns(tokens, names)
     asked = counted_label(question, schema, names.labels)
     edits = []
     for at, close, inside in _counts(statement):
@@ -124,7 +115,9 @@ def count_distinct(cypher: str, question: str, schema: GraphSchema) -> tuple[str
             continue
         grouped = _grouped(statement, at)
         others = [
-            v for v, in_map in patterns if v != var and not in_map and v not in pinned | grouped
+            v
+            for v, at in patterns
+            if v != var and at not in pinned_unnamed and v not in pinned | grouped
         ]
         if var not in {v for v, _ in patterns} or not others:
             continue
@@ -168,7 +161,7 @@ def named_node_counted(cypher: str, question: str, schema: GraphSchema) -> tuple
     label = schema.label(label_name)
     if label is None or var not in named_variables(cypher):
         return None
-    called_by = set(name_properties(label)) | {p.name for p in label.properties if p.unique}
+    called_by = _called_by(schema)[label.name]
     if not {p for v, p in names.accesses if v == var} | _map_keys(cypher, var) <= called_by:
         return None
     statement = Statement(cypher)

@@ -888,25 +888,25 @@ def bind_unbound_variable(
     return changed, f"bound {var} through (:{rel.start})-[:{rel.type}]->(:{rel.end})"
 
 
-def _literal_filters(cypher: str) -> list[tuple[str, Token, bool]]:
-    """(variable, the value's last token, whether in a node's map) for each filter a statement
-    writes on a node's property: `(p {name: 'X'})`, `WHERE p.name = 'X'`."""
+def node_filters(cypher: str) -> list[tuple[str, str, Token, bool]]:
+    """(variable, property, the value's last token, whether in a node's map) for each filter a
+    statement writes on a node's property: `(p {name: 'X'})`, `WHERE p.name = 'X'`."""
     found = [
-        (e.variable, tokenize(e.text)[-1], True) for e in node_map_entries(cypher) if e.variable
+        (e.variable, e.prop, tokenize(e.text)[-1], True)
+        for e in node_map_entries(cypher)
+        if e.variable
     ]
     tokens = tokenize(cypher)
     for k in range(len(tokens) - 4):
         var, dot, prop, equals, value = tokens[k : k + 5]
         if var.is_name and dot.is_punct(".") and prop.is_name and equals.is_punct("="):
-            found.append((var.name, value, False))
+            found.append((var.name, prop.name, value, False))
     return found
 
 
 def _named_values(cypher: str, var: str) -> list[str]:
     """The string literals a statement filters `var` on: `(p {name: 'X'})`, `p.name = 'X'`."""
-    return [
-        tok.value for v, tok, _ in _literal_filters(cypher) if v == var and tok.kind == "string"
-    ]
+    return [tok.value for v, _, tok, _ in node_filters(cypher) if v == var and tok.kind == "string"]
 
 
 def named_variables(cypher: str) -> set[str]:
@@ -914,7 +914,7 @@ def named_variables(cypher: str) -> set[str]:
     a.iata = 'X'`."""
     return {
         var
-        for var, value, in_map in _literal_filters(cypher)
+        for var, _, value, in_map in node_filters(cypher)
         if in_map or value.kind in ("string", "number", "parameter")
     }
 
