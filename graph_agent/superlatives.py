@@ -458,8 +458,14 @@ def thing_of_measure_fix(cypher: str, question: str, schema: GraphSchema) -> tup
     earliest_movie ORDER BY m.released ASC LIMIT 1` (a Movies trial): the year came back, not
     the film. Where a "what is the <superlative> <label>" question's RETURN reads only
     properties of one node of that label, none of them a string (what it is called by, or a
-    key), the properties it is called by are added."""
-    label = superlative_label(question, schema) if _WHAT_IS.match(question) else None
+    key), the properties it is called by are added. So too for "which <label> … <superlative>"
+    (a FinCEN trial: "Which filing has the largest amount?" and "Which filing began most
+    recently?" came back as an amount and a date)."""
+    if _WHAT_IS.match(question):
+        label = superlative_label(question, schema)
+    else:
+        asked = asked_label(question, schema) if _MOST.search(question) else None
+        label = asked[0] if asked else None
     statement = Statement(cypher)
     returned = statement.final_return()
     if label is None or returned is None or statement.has_union:
@@ -473,7 +479,11 @@ def thing_of_measure_fix(cypher: str, question: str, schema: GraphSchema) -> tup
     var = owners.pop() if len(owners) == 1 else None
     if var is None or referenced_names(cypher).variables.get(var) != label.name or not props:
         return None
-    strings = {p.name for p in label.properties if "STRING" in p.types and not p.numbers_as_text}
+    strings = {
+        p.name
+        for p in label.properties
+        if "STRING" in p.types and not p.numbers_as_text and not p.date_format
+    }
     if any(w[2] in props or w[2] in strings for w in read):
         return None  # named already, by its name or another string (an incident's key)
     first = statement.tokens[items[0].first]
@@ -785,6 +795,48 @@ def return_fix(cypher: str, schema: GraphSchema, question: str = "") -> tuple[st
 
 TIE_ROWS = 10
 """How many rows tied with the first one read reads besides it (more are "at least")."""
+
+
+_DIRECTIONS = ("ASC", "ASCENDING", "DESC", "DESCENDING")
+
+
+def direction_in_return_fix(cypher: str) -> tuple[str, str] | None:
+    """The statement with a sort direction written inside its RETURN made an ORDER BY, and
+    what changed; None when no RETURN item ends in one (or the statement sorts already).
+
+    `MATCH (f:Filing) RETURN f.amount DESC LIMIT 1` (a FinCEN trial, on both attempts; a POLE,
+    a Stack Overflow and an air-routes dev item before it): the engine rejects a direction
+    after a projection. It moves to an ORDER BY on that item (by its alias where it has one),
+    before the statement's SKIP or LIMIT: `RETURN f.amount ORDER BY f.amount DESC LIMIT 1`."""
+    statement = Statement(cypher)
+    returned = statement.final_return()
+    if returned is None or statement.has_union:
+        return None
+    at, items = returned
+    order = statement.last("ORDER")
+    if order is not None and order > at:
+        return None
+    tokens = statement.tokens
+    edits: list[tuple[int, int, str]] = []
+    keys: list[str] = []
+    for item in items:
+        last = tokens[item.end - 1]
+        if not last.is_keyword(*_DIRECTIONS) or item.end - item.first < 2:
+            continue
+        before = tokens[item.end - 2]
+        named = item.end - item.first >= 4 and tokens[item.end - 3].is_keyword("AS")
+        key = before.text if named else statement.source(item.first, item.end - 1)
+        keys.append(f"{key} {last.text.upper()}")
+        edits.append((before.end, last.end, ""))
+    if not keys:
+        return None
+    end = statement.clause_end(at)
+    sort = "ORDER BY " + ", ".join(keys)
+    if end < len(tokens):
+        edits.append((tokens[end].position, tokens[end].position, sort + " "))
+    else:
+        edits.append((tokens[-1].end, tokens[-1].end, " " + sort))
+    return statement.edited(edits), f"the direction in the RETURN made `{sort}`"
 
 
 def tie_read(cypher: str) -> tuple[str, int] | None:

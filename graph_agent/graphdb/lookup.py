@@ -287,8 +287,8 @@ class ValueCatalog:
             display = display_property(label)
             for prop in label.properties:
                 kinds = set(prop.types) - {"NULL"}
-                if _SKIP_PROPS.search(prop.name) or not kinds:
-                    continue
+                if _SKIP_PROPS.search(prop.name) or not kinds or prop.text_of:
+                    continue  # a copy kept as text is read as its typed twin
                 if prop.name != display and _prose_name(prop.name):
                     continue
                 node, key = f"(n:{quote_name(label.name)})", f"n.{quote_name(prop.name)}"

@@ -28,6 +28,11 @@ class PropertyInfo:
     """`d/m/y` or `m/d/y` (with the values' separator) for a string property whose sampled
     values are dates written as text ("24/08/2017"): sorted or compared, it must be read as
     a date first (sampled schemas only); "" otherwise."""
+    text_of: str = ""
+    """The typed property of the same node whose values this string property holds as text
+    (an import that kept its column and added a typed copy: `end_date` "Apr 1, 2016" beside
+    `end` 2016-04-01, `number_transactions` "68" beside `transactions` 68); the schema text
+    leaves it out and reads of it go to the typed one (sampled schemas only); "" otherwise."""
 
 
 @dataclass(frozen=True)

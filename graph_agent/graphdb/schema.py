@@ -6,6 +6,7 @@ import datetime as dt
 import functools
 import hashlib
 import logging
+import math
 import re
 from collections import Counter, defaultdict
 from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
@@ -114,6 +115,59 @@ UNIQUE_MIN = 5
 """Sampled nodes below which no property counts as unique (two nodes share nothing by luck)."""
 
 
+_TEXT_DATES = ("%Y-%m-%d", "%b %d, %Y", "%B %d, %Y", "%d %b %Y", "%d %B %Y", "%d/%m/%Y", "%m/%d/%Y")
+TWIN_MIN = 5
+"""Nodes that must hold both a string and a typed property, alike, for the string to count
+as the typed one written as text."""
+
+
+def _same_value(text: str, typed: Any) -> bool:
+    """Whether `text` writes `typed` (a number or a date) as text."""
+    if isinstance(typed, bool):
+        return False
+    if isinstance(typed, int | float):
+        try:
+            number = float(text.replace(",", "").strip())
+        except ValueError:
+            return False
+        return math.isclose(number, float(typed), rel_tol=1e-6, abs_tol=1e-9)
+    if isinstance(typed, dt.date) and not isinstance(typed, dt.datetime):
+        for form in _TEXT_DATES:
+            try:
+                if dt.datetime.strptime(text.strip(), form).date() == typed:
+                    return True
+            except ValueError:
+                continue
+    return False
+
+
+def _number_or_date(value: Any) -> bool:
+    """None, a number (not a boolean) or a date (not a date and time)."""
+    if isinstance(value, bool | dt.datetime):
+        return False
+    return value is None or isinstance(value, int | float | dt.date)
+
+
+def _text_twins(samples: Sequence[Mapping[str, Any]]) -> dict[str, str]:
+    """For each string property, the typed property (number or date) whose value it writes
+    on every sampled node that holds both (at least TWIN_MIN of them)."""
+    keys = {k for props in samples for k, v in props.items() if v is not None}
+    texts = sorted(k for k in keys if all(isinstance(p.get(k), str | None) for p in samples))
+    typed = sorted(k for k in keys if all(_number_or_date(p.get(k)) for p in samples))
+    twins: dict[str, str] = {}
+    for text in texts:
+        for other in typed:
+            pairs = [
+                (p[text], p[other])
+                for p in samples
+                if p.get(text) not in (None, "") and p.get(other) is not None
+            ]
+            if len(pairs) >= TWIN_MIN and all(_same_value(a, b) for a, b in pairs):
+                twins[text] = other
+                break
+    return twins
+
+
 def properties_from_samples(samples: Sequence[Mapping[str, Any]]) -> tuple[PropertyInfo, ...]:
     """Property names/types (with NULL when some sampled entities lack it) and sample values."""
     types: dict[str, set[str]] = defaultdict(set)
@@ -127,6 +181,7 @@ def properties_from_samples(samples: Sequence[Mapping[str, Any]]) -> tuple[Prope
             types[key].add(type_name(value))
             if isinstance(value, str):
                 strings[key][value] += 1
+    twins = _text_twins(samples)
     result = []
     for key in sorted(types):
         kinds = set(types[key])
@@ -157,6 +212,7 @@ def properties_from_samples(samples: Sequence[Mapping[str, Any]]) -> tuple[Prope
                 numbers_as_text=as_text,
                 unique=unique,
                 date_format=dates,
+                text_of=twins.get(key, ""),
             )
         )
     return tuple(result)
@@ -253,7 +309,9 @@ def display_property(label: LabelInfo) -> str | None:
 
     `name` first, then `<label>Name`, a company or common name, a last or first name, then
     `title`/`key`/`code` (a person's `title` is more often a job title than what they are
-    called), then the label's own number (`orderID`: "order 10248"). None when nothing fits.
+    called), then the label's own number (`orderID`: "order 10248"), then a plain `id` (a
+    FinCEN trial: a Filing has only `id` and twenty other columns, and "Which filing has the
+    largest amount?" came back as an amount alone). None when nothing fits.
     """
     strings = [
         p.name for p in label.properties if "STRING" in p.types and not p.name.startswith("_")
@@ -273,7 +331,12 @@ def display_property(label: LabelInfo) -> str | None:
         p.name.lower(): p.name for p in label.properties if {"INTEGER", "STRING"} & set(p.types)
     }
     return next(
-        (numbers[own + s] for s in ("id", "_id", "number", "no") if own + s in numbers), None
+        (
+            numbers[key]
+            for key in (*(own + s for s in ("id", "_id", "number", "no")), "id")
+            if key in numbers
+        ),
+        None,
     )
 
 
@@ -301,7 +364,10 @@ def schema_text(schema: GraphSchema, *, labels: Collection[str] | None = None) -
         # The property people call these nodes by goes first, marked in words: a small model
         # copied a "display:" marker as if it were a property name.
         display = display_property(label)
-        ordered = sorted(label.properties, key=lambda p: p.name != display)
+        # A column kept as text beside its typed copy is left out: the model sorted and
+        # compared "Apr 1, 2016" as text where `end` held the date (a FinCEN trial).
+        shown = [p for p in label.properties if not p.text_of]
+        ordered = sorted(shown, key=lambda p: p.name != display)
         props = "; ".join(
             _prop_text(p) + (f" ({NAME_MARK})" if p.name == display else "") for p in ordered
         )

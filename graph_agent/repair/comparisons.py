@@ -398,6 +398,55 @@ def date_literal_fix(cypher: str, schema: GraphSchema) -> tuple[str, str] | None
     return statement.edited(edits), "; ".join(changes) + f" (the property holds {what})"
 
 
+_NEW_YEAR = re.compile(r"(1\d{3}|2\d{3})-01-01(?:[T ]00:00(?::00(?:\.0+)?)?Z?)?")
+_MONTH_SAID = re.compile(
+    r"\b(?:jan(?:uary)?|new\s+year|1st|first\s+day|\d{4}-\d{2}|\d{1,2}/\d{1,2})\b", re.IGNORECASE
+)
+
+
+def year_as_day_fix(cypher: str, question: str, schema: GraphSchema) -> tuple[str, str] | None:
+    """The statement comparing a date property's year with the year the question names, where
+    it had tested equality with that year's first day; None when it has no such test.
+
+    "How many filings began in 2016?" written `WHERE f.begin = date('2016-01-01')` (a FinCEN
+    trial) counted the one filing that began on New Year's Day. Where the question says the
+    year and no month or day, `v.prop = date('YYYY-01-01')` (or the bare string, or
+    `datetime(…)` at midnight) on a property holding dates becomes `v.prop.year = YYYY`."""
+    if _MONTH_SAID.search(question):
+        return None
+    statement = Statement(cypher)
+    tokens = statement.tokens
+    names = referenced_names(cypher)
+    edits: list[tuple[int, int, str]] = []
+    changes: list[str] = []
+    for i, tok in enumerate(tokens):
+        if not tok.is_punct("=") or i < 3 or property_at(tokens, i - 3) is None:
+            continue
+        var, prop = tokens[i - 3], tokens[i - 1]
+        if _temporal(schema.label(names.variables.get(var.name, "")), prop.name) is None:
+            continue
+        right = tokens[i + 1 : i + 5]
+        if (
+            len(right) == 4
+            and right[0].text.lower() in ("date", "datetime")
+            and right[1].is_punct("(")
+            and right[3].is_punct(")")
+        ):
+            literal, last = right[2], right[3]
+        elif right:
+            literal, last = right[0], right[0]
+        else:
+            continue
+        found = _NEW_YEAR.fullmatch(literal.value) if literal.kind == "string" else None
+        if found is None or not re.search(rf"\b{found[1]}\b", question):
+            continue
+        edits += [(prop.end, prop.end, ".year"), (right[0].position, last.end, found[1])]
+        changes.append(f"{var.text}.{prop.text} = {found[1]}'s first day → its year")
+    if not edits:
+        return None
+    return statement.edited(edits), "; ".join(changes) + " (the question names only the year)"
+
+
 _BOTH = re.compile(r"\bboth\b.+\band\b", re.IGNORECASE | re.DOTALL)
 
 
@@ -495,6 +544,39 @@ def quoted_number_fix(cypher: str, schema: GraphSchema) -> tuple[str, str] | Non
 
 _AS_NUMBER = "toFloat(replace(trim({}), ',', ''))"
 _NUMBER_AGGREGATES = frozenset({"SUM", "AVG", "MIN", "MAX"})
+
+
+def text_twin_fix(cypher: str, schema: GraphSchema) -> tuple[str, str] | None:
+    """The statement reading each typed property where it read that property's copy kept as
+    text, and what changed; None when it reads no such copy.
+
+    "Which filings filed by JP Morgan Chase & Co. ended in 2016?" written `WHERE f.end_date =
+    "2016"` (a FinCEN trial): the import kept `end_date` ("Apr 1, 2016") beside `end`, the
+    date, and the text matched nothing; sorted, "Sep 8, 2015" came last of the year. A read
+    `v.end_date` of a string the schema sample found writing `v.end` on every node
+    (`PropertyInfo.text_of`) becomes `v.end`, wherever it is read; the date and number rules
+    then compare it as what it is."""
+    tokens = tokenize(cypher)
+    names = referenced_names(cypher)
+    edits: list[tuple[int, int, str]] = []
+    changes: list[str] = []
+    for i in range(len(tokens)):
+        if (read := property_at(tokens, i)) is None:
+            continue
+        prop = read_property(schema, names, read[0], read[1])
+        if prop is None or not prop.text_of:
+            continue
+        written = tokens[i + 2]
+        edits.append((written.position, written.end, quote_name_if_needed(prop.text_of)))
+        change = f"{read[0]}.{read[1]} → {read[0]}.{prop.text_of}"
+        if change not in changes:
+            changes.append(change)
+    if not edits:
+        return None
+    text = cypher
+    for start, stop, new in sorted(edits, reverse=True):
+        text = text[:start] + new + text[stop:]
+    return text, "; ".join(changes) + " (the typed property, not its copy as text)"
 
 
 def numbers_as_text_fix(cypher: str, schema: GraphSchema) -> tuple[str, str] | None:

@@ -1,6 +1,7 @@
 """Statement edits behind the count rules: a count that counts a node more than once, a count
-of the one node the question names as a kind of thing, a count nobody asked for, and a count
-of rows where a relationship stores the number."""
+of the one node the question names as a kind of thing, a count nobody asked for, a count
+of rows where a relationship stores the number, and an aggregate split by a grouping key
+nothing after it reads."""
 
 from __future__ import annotations
 
@@ -14,7 +15,7 @@ from graph_agent.repair.edits import EACH, HOW_MANY, named_variables, node_filte
 from graph_agent.repair.relationships import written_hops
 from graph_agent.schema_check import arrow
 from graph_agent.statement import Statement, fresh_variable, is_aggregate_call
-from graph_agent.superlatives import name_properties
+from graph_agent.superlatives import asks_order, name_properties
 from graph_agent.words import label_said, plural
 from guardrails import ReferencedNames, Token, matching_close, matching_open, referenced_names
 
@@ -305,3 +306,60 @@ def stored_count(cypher: str, schema: GraphSchema) -> tuple[str, str] | None:
             edits.append((colon, colon, var))
         return statement.edited(edits), f"added up {hop.rel_type}'s {prop} (sum({var}.{prop}))"
     return None
+
+
+_APART = re.compile(r"\b(?:same|one|single|each|every|per|pairs?|together)\b", re.IGNORECASE)
+"""Words that ask for an aggregate per combination of things ("the same person", "each
+pair"), where a grouping key the answer does not show is wanted."""
+_TOTAL = re.compile(r"\b(?:total|in\s+all|altogether|overall)\b", re.IGNORECASE)
+
+
+def unused_grouping_key(cypher: str, question: str) -> tuple[str, str] | None:
+    """The statement without the WITH's grouping variables that nothing after it reads, and
+    what went; None when it has none (or the question asks for an aggregate per
+    combination).
+
+    "Which originator bank sent the most money in total?" written `MATCH (e:Entity)-[:FILED]->
+    (f:Filing)-[:ORIGINATOR]->(o:Entity) WITH e, o, sum(f.amount) AS total RETURN o.name,
+    total ORDER BY total DESC LIMIT 1` (a FinCEN trial): grouped by filer and bank together,
+    the total was one filer's share of a bank's money. A bare variable the one WITH groups by
+    and no later clause reads leaves the WITH, so the aggregate groups by what the answer
+    shows. Only for a question that ranks or totals, with no aggregate, no filter right after
+    the WITH (a count kept per pair and filtered is a question about pairs) and no UNION."""
+    if not (asks_order(question) or _TOTAL.search(question)) or _APART.search(question):
+        return None
+    statement = Statement(cypher)
+    tokens = statement.tokens
+    withs = [c for c in statement.clauses if statement.keyword_at(c) == "WITH"]
+    if len(withs) != 1 or statement.has_union:
+        return None
+    end = statement.clause_end(withs[0])
+    if any(is_aggregate_call(tokens, i) for i in range(end, len(tokens))) or (
+        end < len(tokens) and tokens[end].is_keyword("WHERE")
+    ):
+        return None
+    items = statement.projection(withs[0])
+    measured = [any(is_aggregate_call(tokens, i) for i in range(it.first, it.end)) for it in items]
+    read_later = {t.name for t in tokens[end:] if t.is_name}
+    unused = [
+        n
+        for n, item in enumerate(items)
+        if not measured[n]
+        and item.alias is None
+        and item.end - item.first == 1
+        and tokens[item.first].is_name
+        and tokens[item.first].name not in read_later
+    ]
+    kept = [n for n in range(len(items)) if not measured[n] and n not in unused]
+    if not unused or not kept or not any(measured):
+        return None
+    edits = []
+    for n in unused:
+        # The item and the comma after it; the last item, with the comma before it.
+        first, last = tokens[items[n].first], tokens[items[n].end - 1]
+        if n + 1 < len(items):
+            edits.append((first.position, tokens[items[n + 1].first].position, ""))
+        else:
+            edits.append((tokens[items[n].first - 1].position, last.end, ""))
+    dropped = ", ".join(tokens[items[n].first].text for n in unused)
+    return statement.edited(edits), f"grouped without {dropped} (nothing after the WITH reads it)"

@@ -708,7 +708,12 @@ async def distinct_rows(case: Case) -> Fix | None:
     return Fix(detail, cypher=statement, update=kept | {"shown": True})
 
 
-_WHICH = re.compile(r"\s*(which|what|who|whom|where|list|name|show)\b", re.IGNORECASE)
+_WHICH = re.compile(
+    r"\s*(?:(?:in|from|to|for|with|at|on|by)\s+)?(which|what|who|whom|where|list|name|show)\b",
+    re.IGNORECASE,
+)
+"""A question asking for things: "Which …", "List …"; also after a preposition ("In which
+countries are the banks of …", a FinCEN trial: each country came back once per filing)."""
 
 
 def _in_everyday_words(value: str, question: str) -> bool:

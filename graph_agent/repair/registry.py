@@ -3,9 +3,11 @@
 | phase    | trigger         | kind    | rule                                               |
 |----------|-----------------|---------|----------------------------------------------------|
 | validate | statement       | rewrite | not-equal-operator, string-alias, missing-return,  |
+|          |                 |         | direction-in-return,                               |
 |          |                 |         | map-as-value, type-as-value, or-in-map,            |
-|          |                 |         | number-comparison,                                 |
-|          |                 |         | number-in-quotes, date-literal, both-chained,      |
+|          |                 |         | text-twin, number-comparison,                      |
+|          |                 |         | number-in-quotes, date-literal,                    |
+|          |                 |         | year-as-first-day, both-chained,                   |
 |          |                 |         | both-values,                                       |
 |          |                 |         | aggregate-bound, any-depth, negation-contradicted, |
 |          |                 |         | relationship-direction, reciprocal-relationship,   |
@@ -13,7 +15,7 @@
 |          |                 |         | relationship-measure, count-of-a-number,           |
 |          |                 |         | counted-road, counted-by-property, counted-list,   |
 |          |                 |         | count-distinct, named-node-counted, count-unasked, |
-|          |                 |         | stored-count,                                      |
+|          |                 |         | stored-count, grouping-key-unused,                 |
 |          |                 |         | named-node-returned, named-node-linked,            |
 |          |                 |         | which-names-the-thing,                             |
 |          |                 |         | name-parts, superlative-sort-direction,            |
@@ -202,6 +204,14 @@ the rules removed there, and why, are listed on that page too), with these still
   the value lookup takes relationship properties and the words that ask for a figure
   ("average", "total", …) as schema words ("the average watch count" had hinted the film
   Average Joe).
+- the twenty-fourth session's, from a trial on the FinCEN graph (neo4j-graph-examples/fincen:
+  filings, the banks that file them, originate and receive the money, countries; no eval
+  set): grouping-key-unused ("Which originator bank sent the most money in total?" summed per
+  filer and bank together) and year-as-first-day ("How many filings began in 2016?" compared
+  the date with 1 January 2016); which-names-the-thing for "which <label> … <superlative>"
+  ("Which filing has the largest amount?" gave the amount alone) and distinct-rows after a
+  preposition ("In which countries …" listed a country once per filing). Beside them, not a
+  rule: a label with no name is called by a plain `id` (graphdb/schema.display_property).
 
 A new rule: write it in the module of its phase (`validate_rules`, `execute_rules`,
 `answer_rules`; a first rule for the correct step starts `correct_rules` and its trigger) with the `rule` decorator (a docstring that
@@ -224,12 +234,15 @@ RULES: tuple[Rule, ...] = (
     v.not_equal_operator,
     v.string_alias,
     v.missing_return,
+    v.direction_in_return,
     v.map_as_value,
     v.type_as_value,
     v.or_in_map,
+    v.text_twin,
     v.number_comparison,
     v.number_in_quotes,
     v.date_literal,
+    v.year_as_first_day,
     v.both_chained,
     v.both_values,
     v.aggregate_bound,
@@ -247,6 +260,7 @@ RULES: tuple[Rule, ...] = (
     v.named_node_counted_rule,
     v.count_unasked_rule,
     v.stored_count_rule,
+    v.grouping_key_unused_rule,
     v.named_node_returned_rule,
     v.named_node_linked_rule,
     v.which_names_the_thing,

@@ -27,12 +27,15 @@ from graph_agent.repair.comparisons import (
     numbers_as_text_fix,
     or_map_fix,
     quoted_number_fix,
+    text_twin_fix,
+    year_as_day_fix,
 )
 from graph_agent.repair.counts import (
     count_distinct,
     count_unasked,
     named_node_counted,
     stored_count,
+    unused_grouping_key,
 )
 from graph_agent.repair.edits import (
     aggregate_by_alias,
@@ -71,6 +74,7 @@ from graph_agent.superlatives import (
     age_property_fix,
     asked_not_counted_fix,
     counted_property_fix,
+    direction_in_return_fix,
     identify_fix,
     name_parts_fix,
     name_property_fix,
@@ -144,6 +148,17 @@ def string_alias(case: Case) -> Fix | None:
     return Fix(f"named {len(edits)} column(s) by an identifier, not a string", cypher=fixed)
 
 
+@rule("direction-in-return", V, S, Kind.REWRITE)
+def direction_in_return(case: Case) -> Fix | None:
+    """`MATCH (f:Filing) RETURN f.amount DESC LIMIT 1` for "Which filing has the largest
+    amount?" (a FinCEN trial, both attempts; the POLE and Stack Overflow trials' "most recent"
+    and an air-routes dev item the same way): the engine rejects a direction written after a
+    RETURN item. It becomes the ORDER BY the model meant (`RETURN f.amount ORDER BY f.amount
+    DESC LIMIT 1`, by the item's alias where it has one), before any SKIP or LIMIT."""
+    fixed = direction_in_return_fix(case.cypher)
+    return Fix(fixed[1], cypher=fixed[0]) if fixed else None
+
+
 @rule("map-as-value", V, S, Kind.REWRITE)
 def map_as_value(case: Case) -> Fix | None:
     """`(p:Project {due_date: {due_date: 'Oldest'}})` for "Which project has the earliest due
@@ -211,6 +226,18 @@ def or_in_map(case: Case) -> Fix | None:
     return None
 
 
+@rule("text-twin", V, S, Kind.REWRITE)
+def text_twin(case: Case) -> Fix | None:
+    """`WHERE f.end_date = "2016"` for "Which filings … ended in 2016?" (a FinCEN trial, a
+    graph nobody here wrote): the import kept the column `end_date` ("Apr 1, 2016") beside
+    `end`, the date; the text matched nothing, and sorted it put September before April. A
+    read of a string the schema sample found writing a typed property of the same node on
+    every node that holds both reads the typed one (`f.end`); the schema text shows only
+    that one. The date and number rules after it compare it as what it is."""
+    fixed = text_twin_fix(case.cypher, case.ctx.schema)
+    return Fix(fixed[1], cypher=fixed[0]) if fixed else None
+
+
 @rule("number-comparison", V, S, Kind.REWRITE)
 def number_comparison(case: Case) -> Fix | None:
     """`(a:Airport {runways: 5})` for "Which airports have five or more runways?" (a dev
@@ -245,6 +272,16 @@ def date_literal(case: Case) -> Fix | None:
     if fixed := date_literal_fix(case.cypher, case.ctx.schema):
         return Fix(fixed[1], cypher=fixed[0])
     return None
+
+
+@rule("year-as-first-day", V, S, Kind.REWRITE)
+def year_as_first_day(case: Case) -> Fix | None:
+    """ "How many filings began in 2016?" written `WHERE f.begin = date('2016-01-01')` (a
+    FinCEN trial, a graph nobody here wrote) counted the filings of New Year's Day. Where the
+    question names the year and no month or day, equality with the year's first day on a
+    property holding dates compares the year (`f.begin.year = 2016`)."""
+    fixed = year_as_day_fix(case.cypher, case.question, case.ctx.schema)
+    return Fix(fixed[1], cypher=fixed[0]) if fixed else None
 
 
 @rule("both-chained", V, S, Kind.REWRITE)
@@ -727,6 +764,19 @@ def stored_count_rule(case: Case) -> Fix | None:
     statement that holds it adds that number up (`sum(r.watchCount)`, the relationship named
     where it has no name)."""
     fixed = stored_count(case.cypher, case.ctx.schema)
+    return Fix(fixed[1], cypher=fixed[0]) if fixed else None
+
+
+@rule("grouping-key-unused", V, S, Kind.REWRITE)
+def grouping_key_unused_rule(case: Case) -> Fix | None:
+    """ "Which originator bank sent the most money in total?" written `… WITH e, o,
+    sum(f.amount) AS total RETURN o.name, total ORDER BY total DESC LIMIT 1` (a FinCEN trial,
+    a graph nobody here wrote): grouped by the filer too, the top total was one filer's
+    share. For a question that ranks or totals, a bare variable the WITH groups by and nothing
+    after it reads leaves the WITH (`WITH o, sum(f.amount) AS total`). Not after a filter
+    right behind the WITH, a later aggregate, or words that ask per combination ("the same",
+    "each", "one")."""
+    fixed = unused_grouping_key(case.cypher, case.question)
     return Fix(fixed[1], cypher=fixed[0]) if fixed else None
 
 

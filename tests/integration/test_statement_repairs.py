@@ -1032,3 +1032,92 @@ def test_the_movie_watching_trials_questions_are_repaired(
     scratch_db: GraphDB, question: str, written: str, rows: list[tuple[object, ...]], rule: str
 ) -> None:
     _repaired_on(scratch_db, _WATCHING, question, written, rows, rule)
+
+
+# The FinCEN trial's shapes (neo4j-graph-examples/fincen): filings with an amount, a begin and
+# an end date (the end also kept as the import's text), called by a plain `id`; banks
+# (entities) file them, originate and receive the money.
+_FILINGS = (
+    "CREATE (uk:Country {name: 'United Kingdom', code: 'GBR'}), "
+    "(ru:Country {name: 'Russia', code: 'RUS'}), (sg:Country {name: 'Singapore', code: 'SGP'}), "
+    "(lv:Country {name: 'Latvia', code: 'LVA'}), "
+    "(sc:Entity {name: 'Standard Chartered Plc'}), "
+    "(bny:Entity {name: 'The Bank of New York Mellon Corp.'}), "
+    "(cimb:Entity {name: 'CIMB Bank Berhad'})-[:COUNTRY]->(sg), "
+    "(ablv:Entity {name: 'ABLV Bank'})-[:COUNTRY]->(lv), "
+    "(barc:Entity {name: 'Barclays Bank Plc'})-[:COUNTRY]->(uk), "
+    "(rosb:Entity {name: 'Rosbank'})-[:COUNTRY]->(ru), "
+    "(bny)-[:FILED]->(:Filing {id: '1001', amount: 500.0, begin: date('2015-03-25'), end: date('2015-09-25'), end_date: 'Sep 25, 2015'})"
+    "-[:ORIGINATOR]->(cimb), "
+    "(sc)-[:FILED]->(f2:Filing {id: '1002', amount: 900.0, begin: date('2016-06-01'), end: date('2016-04-01'), end_date: 'Apr 1, 2016'})"
+    "-[:ORIGINATOR]->(ablv), "
+    "(sc)-[:FILED]->(f3:Filing {id: '1003', amount: 300.0, begin: date('2016-11-20'), end: date('2016-12-30'), end_date: 'Dec 30, 2016'})"
+    "-[:ORIGINATOR]->(ablv), "
+    "(bny)-[:FILED]->(f4:Filing {id: '1004', amount: 800.0, begin: date('2014-01-10'), end: date('2014-06-10'), end_date: 'Jun 10, 2014'})"
+    "-[:ORIGINATOR]->(cimb), "
+    "(sc)-[:FILED]->(f5:Filing {id: '1005', amount: 100.0, begin: date('2017-02-02'), end: date('2017-08-01'), end_date: 'Aug 1, 2017'})"
+    "-[:ORIGINATOR]->(cimb), "
+    "(f2)-[:BENEFITS]->(barc), (f3)-[:BENEFITS]->(rosb), (f4)-[:BENEFITS]->(rosb), "
+    "(f5)-[:BENEFITS]->(barc)"
+)
+
+
+@pytest.mark.parametrize(
+    ("question", "written", "rows", "rule"),
+    [
+        (
+            "Which filing has the largest amount?",
+            "MATCH (f:Filing) RETURN f.amount ORDER BY f.amount DESC LIMIT 1",
+            [("1002", 900.0)],  # the amount alone
+            "which-names-the-thing",
+        ),
+        (
+            "In which countries are the beneficiary banks of filings filed by Standard "
+            "Chartered Plc?",
+            "MATCH (e:Entity {name: 'Standard Chartered Plc'})-[:FILED]->(f:Filing)-[:BENEFITS]"
+            "->(b:Entity)-[:COUNTRY]->(c:Country) RETURN c.name AS country ORDER BY country",
+            [("Russia",), ("United Kingdom",)],  # the United Kingdom twice
+            "distinct-rows",
+        ),
+        (
+            "Which originator bank sent the most money in total?",
+            "MATCH (e:Entity)-[:FILED]->(f:Filing)-[:ORIGINATOR]->(o:Entity) "
+            "WITH e, o, sum(f.amount) AS total RETURN o.name AS bank, total "
+            "ORDER BY total DESC LIMIT 1",
+            [("CIMB Bank Berhad", 1400.0)],  # per filer too: one filer's 1,300
+            "grouping-key-unused",
+        ),
+        (
+            "How many filings began in 2016?",
+            "MATCH (e:Entity)-[:FILED]->(f:Filing) WHERE f.begin = date('2016-01-01') "
+            "RETURN count(DISTINCT f) AS filings",
+            [(2,)],  # New Year's Day alone: none
+            "year-as-first-day",
+        ),
+        (
+            "Which filings filed by Standard Chartered Plc ended in 2016?",
+            "MATCH (e:Entity {name: 'Standard Chartered Plc'})-[:FILED]->(f:Filing) "
+            "WHERE f.end_date = '2016' RETURN f.id AS id ORDER BY id",
+            [("1002",), ("1003",)],  # the text, "Apr 1, 2016", is never '2016'
+            "text-twin",
+        ),
+        (
+            "Which filing has the smallest amount?",
+            "MATCH (f:Filing) RETURN f.amount ASC LIMIT 1",
+            [("1005", 100.0)],  # rejected by the engine
+            "direction-in-return",
+        ),
+    ],
+    ids=[
+        "which filing: called by its id",
+        "in which: each country once",
+        "a total per bank, not per filer and bank",
+        "a year, not its first day",
+        "the date, not its copy as text",
+        "a direction written in the RETURN",
+    ],
+)
+def test_the_fincen_trials_questions_are_repaired(
+    scratch_db: GraphDB, question: str, written: str, rows: list[tuple[object, ...]], rule: str
+) -> None:
+    _repaired_on(scratch_db, _FILINGS, question, written, rows, rule)

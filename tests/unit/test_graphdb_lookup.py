@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import datetime as dt
 import re
 
 import pytest
@@ -502,3 +503,49 @@ def test_schema_words_superlatives_and_months_name_no_value_they_only_start(
 )
 def test_those_values_written_out_are_still_hints(question: str, value: str) -> None:
     assert value in [m.value for m in _police().match(question, 10)]
+
+
+_FILINGS = [
+    {"end": dt.date(2016, 4, d), "end_date": f"Apr {d}, 2016", "transactions": d * 10,
+     "number_transactions": str(d * 10), "amount": d * 1.5e7, "amount_transactions": f"{d * 1.5}E7",
+     "note": f"filed {d}"}
+    for d in range(1, 8)
+]  # fmt: skip
+
+
+@pytest.mark.parametrize(
+    ("samples", "twins"),
+    [
+        (
+            _FILINGS,  # a FinCEN import: each column kept as text beside its typed copy
+            {"end_date": "end", "number_transactions": "transactions",
+             "amount_transactions": "amount"},
+        ),
+        (
+            [{**f, "number_transactions": ""} if n == 2 else f for n, f in enumerate(_FILINGS)],
+            {"end_date": "end", "number_transactions": "transactions",
+             "amount_transactions": "amount"},  # an empty cell holds nothing to compare
+        ),
+        (
+            [{**f, "end_date": "Apr 9, 2016"} if n == 3 else f for n, f in enumerate(_FILINGS)],
+            {"number_transactions": "transactions", "amount_transactions": "amount"},
+        ),  # one node where the text says another day: not a copy
+        (_FILINGS[:4], {}),  # too few nodes hold both to tell
+        (
+            [{"year": 2000 + n, "title": f"Film {2000 + n}", "code": str(2000 + n)} for n in range(6)],
+            {"code": "year"},
+        ),  # the text of a number, whatever its name
+    ],
+)  # fmt: skip
+def test_a_column_kept_as_text_beside_its_typed_copy_is_found(
+    samples: list[dict[str, object]], twins: dict[str, str]
+) -> None:
+    props = properties_from_samples(samples)
+    assert {p.name: p.text_of for p in props if p.text_of} == twins
+
+
+def test_a_column_kept_as_text_is_left_out_of_the_schema_text() -> None:
+    label = LabelInfo("Filing", 7, properties_from_samples(_FILINGS))
+    text = schema_text(GraphSchema((label,), ()))
+    assert "end: DATE" in text and "transactions: INTEGER" in text and "note: STRING" in text
+    assert "end_date" not in text and "number_transactions" not in text

@@ -32,7 +32,10 @@ DATA = yaml.safe_load((Path(__file__).parent / "repair_cases" / "cases.yaml").re
 
 def _property(name: str, kind: str) -> PropertyInfo:
     """`NUMBER_TEXT` is a string property that holds numbers written as text; `KEY` one no
-    two sampled nodes share; `DATE_TEXT` one that holds dates written day/month/year."""
+    two sampled nodes share; `DATE_TEXT` one that holds dates written day/month/year;
+    `TEXT_OF:<prop>` one that holds the typed property <prop> written as text."""
+    if kind.startswith("TEXT_OF:"):
+        return PropertyInfo(name, ("STRING",), text_of=kind.split(":", 1)[1])
     if kind == "NUMBER_TEXT":
         return PropertyInfo(name, ("STRING",), numbers_as_text=True)
     if kind == "KEY":

@@ -29,6 +29,9 @@ def _label(name: str, *props: str, numeric: tuple[str, ...] = ()) -> LabelInfo:
         (_label("Order", "shipCity", "shipName", numeric=("orderID", "freight")), "orderID"),
         (_label("Supplier", "companyName", "contactName", "contactTitle"), "companyName"),
         (_label("Thing", numeric=("name",)), None),
+        (_label("Filing", "id", "begin_date", "beneficiary_bank", numeric=("transactions",)), "id"),
+        (_label("Order", "id", numeric=("orderID",)), "orderID"),
+        (_label("Entity", "id", "name"), "name"),
     ],
 )
 def test_display_property(label: LabelInfo, expected: str | None) -> None:
