@@ -556,7 +556,8 @@ def text_twin_fix(cypher: str, schema: GraphSchema) -> tuple[str, str] | None:
     `v.end_date` of a string the schema sample found writing `v.end` on every node
     (`PropertyInfo.text_of`) becomes `v.end`, wherever it is read; the date and number rules
     then compare it as what it is."""
-    tokens = tokenize(cypher)
+    statement = Statement(cypher)
+    tokens = statement.tokens
     names = referenced_names(cypher)
     edits: list[tuple[int, int, str]] = []
     changes: list[str] = []
@@ -573,10 +574,9 @@ def text_twin_fix(cypher: str, schema: GraphSchema) -> tuple[str, str] | None:
             changes.append(change)
     if not edits:
         return None
-    text = cypher
-    for start, stop, new in sorted(edits, reverse=True):
-        text = text[:start] + new + text[stop:]
-    return text, "; ".join(changes) + " (the typed property, not its copy as text)"
+    return statement.edited(edits), "; ".join(
+        changes
+    ) + " (the typed property, not its copy as text)"
 
 
 def numbers_as_text_fix(cypher: str, schema: GraphSchema) -> tuple[str, str] | None:

@@ -324,8 +324,9 @@ def unused_grouping_key(cypher: str, question: str) -> tuple[str, str] | None:
     total ORDER BY total DESC LIMIT 1` (a FinCEN trial): grouped by filer and bank together,
     the total was one filer's share of a bank's money. A bare variable the one WITH groups by
     and no later clause reads leaves the WITH, so the aggregate groups by what the answer
-    shows. Only for a question that ranks or totals, with no aggregate, no filter right after
-    the WITH (a count kept per pair and filtered is a question about pairs) and no UNION."""
+    shows. Only for a question that ranks or totals, with no aggregate after the WITH (a
+    `max()` of per-group totals needs the groups), no filter right after it (a count kept per
+    pair and filtered is a question about pairs) and no UNION."""
     if not (asks_order(question) or _TOTAL.search(question)) or _APART.search(question):
         return None
     statement = Statement(cypher)

@@ -207,8 +207,11 @@ the rules removed there, and why, are listed on that page too), with these still
 - the twenty-fourth session's, from a trial on the FinCEN graph (neo4j-graph-examples/fincen:
   filings, the banks that file them, originate and receive the money, countries; no eval
   set): grouping-key-unused ("Which originator bank sent the most money in total?" summed per
-  filer and bank together) and year-as-first-day ("How many filings began in 2016?" compared
-  the date with 1 January 2016); which-names-the-thing for "which <label> … <superlative>"
+  filer and bank together), year-as-first-day ("How many filings began in 2016?" compared
+  the date with 1 January 2016), text-twin (`f.end_date = "2016"` where the import kept
+  "Apr 1, 2016" beside the date `end`) and direction-in-return (`RETURN f.amount DESC LIMIT
+  1`, both attempts; seen before in the POLE and Stack Overflow trials and an air-routes dev
+  item); which-names-the-thing for "which <label> … <superlative>"
   ("Which filing has the largest amount?" gave the amount alone) and distinct-rows after a
   preposition ("In which countries …" listed a country once per filing). Beside them, not a
   rule: a label with no name is called by a plain `id` (graphdb/schema.display_property).
