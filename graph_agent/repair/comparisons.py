@@ -14,7 +14,7 @@ from dataclasses import dataclass
 
 from graph_agent.graphdb.protocol import GraphSchema, LabelInfo, PropertyInfo
 from graph_agent.graphdb.schema import DATE_TEXT, NUMBER_TYPES, quote_name, quote_name_if_needed
-from graph_agent.lint import node_map_entries, property_at, without_entries
+from graph_agent.lint import MapEntry, node_map_entries, property_at, without_entries
 from graph_agent.statement import Item, Statement, is_aggregate_call
 from graph_agent.superlatives import read_property, sort_key_property
 from graph_agent.words import NUMBER_WORDS, said
@@ -414,11 +414,11 @@ def year_as_day_fix(cypher: str, question: str, schema: GraphSchema) -> tuple[st
     `datetime(…)` at midnight) on a property holding dates becomes `v.prop.year = YYYY`."""
     if _MONTH_SAID.search(question):
         return None
+    cypher, changes = _first_day_entries(cypher, question, schema)
     statement = Statement(cypher)
     tokens = statement.tokens
     names = referenced_names(cypher)
     edits: list[tuple[int, int, str]] = []
-    changes: list[str] = []
     for i, tok in enumerate(tokens):
         if not tok.is_punct("=") or i < 3 or property_at(tokens, i - 3) is None:
             continue
@@ -442,9 +442,44 @@ def year_as_day_fix(cypher: str, question: str, schema: GraphSchema) -> tuple[st
             continue
         edits += [(prop.end, prop.end, ".year"), (right[0].position, last.end, found[1])]
         changes.append(f"{var.text}.{prop.text} = {found[1]}'s first day → its year")
-    if not edits:
+    if not changes:
         return None
     return statement.edited(edits), "; ".join(changes) + " (the question names only the year)"
+
+
+_FIRST_DAY_VALUE = re.compile(
+    r"\s*(?:date(?:time)?\s*\(\s*)?(['\"])((1\d{3}|2\d{3})-01-01[^'\"]*)\1\s*\)?\s*", re.IGNORECASE
+)
+
+
+def _first_day_entries(cypher: str, question: str, schema: GraphSchema) -> tuple[str, list[str]]:
+    """`(f:Filing {begin: date('2015-01-01')})` for "… in 2015" (the FinCEN playground):
+    the map entry moved to the MATCH's WHERE as `f.begin.year = 2015`; the statement as it
+    was where no entry of a named node does that."""
+    entries = node_map_entries(cypher)
+    moved: dict[MapEntry, str] = {}
+    for entry in entries:
+        value = _FIRST_DAY_VALUE.fullmatch(entry.text.split(":", 1)[1])
+        label = schema.label(entry.label or "")
+        if (
+            value is None
+            or not entry.variable
+            or _temporal(label, entry.prop) is None
+            or not _NEW_YEAR.fullmatch(value[2])
+            or not re.search(rf"\b{value[3]}\b", question)
+        ):
+            continue
+        moved[entry] = f"{entry.variable}.{quote_name_if_needed(entry.prop)}.year = {value[3]}"
+    if moved:
+        # Into one WHERE: the entries of the clause that holds the first.
+        statement = Statement(cypher)
+        clause = _clause_at(statement, next(iter(moved)).node)
+        moved = {e: c for e, c in moved.items() if _clause_at(statement, e.node) == clause}
+        stripped = without_entries(cypher, entries, lambda e: e in moved)
+        placed = _add_condition(stripped, next(iter(moved)).node, " AND ".join(moved.values()))
+        if placed is not None:
+            return placed, [f"{{{e.text}}} → {c}" for e, c in moved.items()]
+    return cypher, []
 
 
 _BOTH = re.compile(r"\bboth\b.+\band\b", re.IGNORECASE | re.DOTALL)

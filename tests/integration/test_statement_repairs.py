@@ -1107,6 +1107,13 @@ _FILINGS = (
             [("1005", 100.0)],  # rejected by the engine
             "direction-in-return",
         ),
+        (
+            "Which filings did Standard Chartered Plc file in 2016?",
+            "MATCH (e:Entity {name: 'Standard Chartered Plc'})-[:FILED]->"
+            "(f:Filing {begin: date('2016-01-01')}) RETURN f.id AS id ORDER BY id",
+            [("1002",), ("1003",)],  # New Year's Day alone: none
+            "year-as-first-day",
+        ),
     ],
     ids=[
         "which filing: called by its id",
@@ -1115,6 +1122,7 @@ _FILINGS = (
         "a year, not its first day",
         "the date, not its copy as text",
         "a direction written in the RETURN",
+        "a year's first day in the node's map",
     ],
 )
 def test_the_fincen_trials_questions_are_repaired(
