@@ -64,20 +64,12 @@ def comparison_fix(cypher: str, question: str) -> tuple[str, str] | None:
         for e in entries
         if (value := _number(e.text.split(":", 1)[1])) in bounds and e.variable
     }
-    if moved:
-        # Into one WHERE: the entries of the clause that holds the first (a later MATCH's
-        # variables are not bound yet there).
-        statement = Statement(cypher)
-        clause = _clause_at(statement, next(iter(moved)).node)
-        moved = {e: c for e, c in moved.items() if _clause_at(statement, e.node) == clause}
     fixed = cypher
     if moved:
-        stripped = without_entries(cypher, entries, lambda e: e in moved)
-        # The node's `(` comes before its map: its offset is the same after the entries go.
-        placed = _add_condition(stripped, next(iter(moved)).node, " AND ".join(moved.values()))
+        placed = _entries_to_where(cypher, entries, moved)
         if placed is None:
             return None
-        fixed = placed
+        fixed, moved = placed
     fixed, changed = _equalities(fixed, bounds)
     changes = [f"{{{e.text}}} → {condition}" for e, condition in moved.items()] + changed
     if not changes:
@@ -98,6 +90,21 @@ def _clause_at(statement: Statement, offset: int) -> int | None:
     """The top-level clause whose text holds `offset`."""
     tokens = statement.tokens
     return next((c for c in reversed(statement.clauses) if tokens[c].position <= offset), None)
+
+
+def _entries_to_where(
+    cypher: str, entries: list[MapEntry], moved: dict[MapEntry, str]
+) -> tuple[str, dict[MapEntry, str]] | None:
+    """The statement with the `moved` map entries taken out and their conditions put in one
+    WHERE, and the entries moved: those of the clause that holds the first (a later MATCH's
+    variables are not bound yet there). None when no MATCH holds them."""
+    statement = Statement(cypher)
+    clause = _clause_at(statement, next(iter(moved)).node)
+    moved = {e: c for e, c in moved.items() if _clause_at(statement, e.node) == clause}
+    stripped = without_entries(cypher, entries, lambda e: e in moved)
+    # The node's `(` comes before its map: its offset is the same after the entries go.
+    placed = _add_condition(stripped, next(iter(moved)).node, " AND ".join(moved.values()))
+    return None if placed is None else (placed, moved)
 
 
 def _add_condition(cypher: str, node_at: int, condition: str) -> str | None:
@@ -470,16 +477,10 @@ def _first_day_entries(cypher: str, question: str, schema: GraphSchema) -> tuple
         ):
             continue
         moved[entry] = f"{entry.variable}.{quote_name_if_needed(entry.prop)}.year = {value[3]}"
-    if moved:
-        # Into one WHERE: the entries of the clause that holds the first.
-        statement = Statement(cypher)
-        clause = _clause_at(statement, next(iter(moved)).node)
-        moved = {e: c for e, c in moved.items() if _clause_at(statement, e.node) == clause}
-        stripped = without_entries(cypher, entries, lambda e: e in moved)
-        placed = _add_condition(stripped, next(iter(moved)).node, " AND ".join(moved.values()))
-        if placed is not None:
-            return placed, [f"{{{e.text}}} → {c}" for e, c in moved.items()]
-    return cypher, []
+    placed = _entries_to_where(cypher, entries, moved) if moved else None
+    if placed is None:
+        return cypher, []
+    return placed[0], [f"{{{e.text}}} → {c}" for e, c in placed[1].items()]
 
 
 _BOTH = re.compile(r"\bboth\b.+\band\b", re.IGNORECASE | re.DOTALL)
