@@ -15,6 +15,7 @@ types; the rules in graph_agent/repair/validate_rules.py turn them into rewrites
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 from typing import Any, Literal
 
 from graph_agent.graphdb.protocol import GraphSchema, LabelInfo, PropertyInfo
@@ -861,18 +862,51 @@ def tie_read(cypher: str) -> tuple[str, int] | None:
     if not keys:
         return None
     key = statement.source(keys[0].first, keys[0].end)
-    column = next(
-        (
-            i
-            for i, item in enumerate(returned[1])
-            if key in (item.alias, statement.source(item.first, item.end))
-        ),
-        None,
-    )
+    column = _returned_column(statement, returned[1], key)
     if column is None:
         return None
     edit = (written[0].position, written[0].end, str(TIE_ROWS + 1))
     return statement.edited([edit]), column
+
+
+def _returned_column(statement: Statement, items: Sequence[Item], key: str) -> int | None:
+    """The position of the returned item a sort key names, by alias or as written."""
+    return next(
+        (
+            i
+            for i, item in enumerate(items)
+            if key in (item.alias, statement.source(item.first, item.end))
+        ),
+        None,
+    )
+
+
+def nulls_last_read(cypher: str) -> tuple[str, int] | None:
+    """For a statement whose final sort is descending on a returned column and keeps few rows
+    (`… RETURN u.name AS name, u.lastlogon AS lastlogon ORDER BY lastlogon DESC LIMIT 1`), the
+    same read with the rows that hold no value last (`ORDER BY lastlogon IS NULL, lastlogon
+    DESC`) and the column of that key: Cypher sorts null above every value in a descending
+    sort, so a property some nodes lack answers "the most recent" with one of those. None when
+    the key is not a returned column, the sort already puts nulls somewhere, or a SKIP or UNION
+    makes the rows something else."""
+    statement = Statement(cypher)
+    returned = statement.final_return()
+    limit, order = statement.last("LIMIT"), statement.last("ORDER")
+    if statement.has_union or statement.last("SKIP") is not None or returned is None:
+        return None
+    if limit is None or order is None or not returned[0] < order < limit:
+        return None
+    keys = statement.order_keys()
+    if not keys or not keys[0].descending:
+        return None
+    if any("IS" in (w.upper() for w in statement.words(k)) for k in keys):
+        return None
+    key = statement.source(keys[0].first, keys[0].end)
+    column = _returned_column(statement, returned[1], key)
+    if column is None:
+        return None
+    at = statement.tokens[keys[0].first].position
+    return statement.edited([(at, at, f"{key} IS NULL, ")]), column
 
 
 def tied_rows(rows: list[list[Any]], column: int) -> list[list[Any]]:

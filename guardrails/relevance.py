@@ -102,16 +102,35 @@ class Relevance:
         return f"asks about {self.general_topic}, which the graph holds nothing about"
 
 
+_SHORT_FORMS = {"password": ("pwd", "passwd"), "login": ("logon",)}
+"""How schema names shorten a topic word (Active Directory's `pwdlastset`, `lastlogon`)."""
+
+
 class Vocabulary:
     """The graph's words, stemmed, with a tolerant match for misspellings ("servics")."""
 
     def __init__(self, names: Iterable[str], values: Iterable[str] = ()) -> None:
         stems: set[str] = set()
+        glued: set[str] = set()
         for name in names:
-            stems.update(stem(w) for w in name_words(name))
+            words = name_words(name)
+            stems.update(stem(w) for w in words)
+            glued.update(w.lower() for w in words if len(w) > 7)
         for value in values:
             stems.update(stem(w) for w in _WORD.findall(value))
         self.stems = frozenset(s for s in stems if len(s) > 1)
+        self.glued = frozenset(glued)
+        """Long words of names that may be several written as one (`operatingsystem`)."""
+
+    def inside_a_name(self, word: str) -> bool:
+        """Whether a name written as one word holds `word` or its usual short form: the
+        cybersecurity graph's `pwdlastset` answers "Which user changed their password longest
+        ago?", which the topic list would otherwise have declined."""
+        short = _SHORT_FORMS.get(word.lower(), ())
+        if any(form in self.stems for form in short):
+            return True  # `pwd_hash`
+        forms = (stem(word), *short)
+        return any(form in name for form in forms for name in self.glued)
 
     def knows(self, word: str) -> bool:
         s = stem(word)
@@ -145,5 +164,5 @@ def relevance(question: str, vocabulary: Vocabulary, value_words: Iterable[str] 
             continue
         foreign.append(word)
         if topic is None and not querying and lowered in GENERAL_TOPICS:
-            topic = lowered
+            topic = None if vocabulary.inside_a_name(word) else lowered
     return Relevance(touching=tuple(touching), foreign=tuple(foreign), general_topic=topic)

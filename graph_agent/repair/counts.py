@@ -10,14 +10,23 @@ import re
 from graph_agent.graphdb.protocol import GraphSchema
 from graph_agent.graphdb.schema import quote_name_if_needed
 from graph_agent.lint import node_map_entries
-from graph_agent.question_fit import counted_label
+from graph_agent.question_fit import counted_label, label_named
 from graph_agent.repair.edits import EACH, HOW_MANY, named_variables, node_filters
 from graph_agent.repair.relationships import written_hops
 from graph_agent.schema_check import arrow
 from graph_agent.statement import Statement, fresh_variable, is_aggregate_call
 from graph_agent.superlatives import asks_order, name_properties
 from graph_agent.words import label_said, plural
-from guardrails import ReferencedNames, Token, matching_close, matching_open, referenced_names
+from guardrails import (
+    ReferencedNames,
+    Token,
+    content_words,
+    matching_close,
+    matching_open,
+    name_words,
+    referenced_names,
+    stem,
+)
 
 _TIMES = re.compile(r"\b(?:times|how\s+often)\b", re.IGNORECASE)
 _COUNT_WORDS = re.compile(
@@ -364,3 +373,96 @@ def unused_grouping_key(cypher: str, question: str) -> tuple[str, str] | None:
             edits.append((tokens[items[n].first - 1].position, last.end, ""))
     dropped = ", ".join(tokens[items[n].first].text for n in unused)
     return statement.edited(edits), f"grouped without {dropped} (nothing after the WITH reads it)"
+
+
+_LINKING = frozenset(["of", "to", "in", "for", "by", "at", "on", "with", "from"])
+"""The words after a relationship type's first that make it name its start node's role
+(MEMBER_OF: the start is a member of the end; ADMIN_TO: an admin to it)."""
+
+
+def lone_node_counted(cypher: str, question: str, schema: GraphSchema) -> tuple[str, str] | None:
+    """The statement counting, per node, what the question counts through the relationship
+    it names, and what changed; None unless that is unambiguous. "Which group has the most
+    members?" written `MATCH (g:Group) RETURN g.name AS group, count(*) AS members ORDER BY
+    members DESC LIMIT 1` (a trial on the cybersecurity graph) counted each group once: a
+    count grouped by the one node a statement matches is 1 for every node. Of the
+    relationship types at that node's label, the one a word of the question names is matched
+    from it: its start's role ("members" for MEMBER_OF, "admins" for ADMIN_TO) counts the
+    starts, `(g:Group)<-[:MEMBER_OF]-(m)`; another word ("contains" for CONTAINS) the ends,
+    `(o:OU)-[:CONTAINS]->(c:Computer)`, the other end labelled when one label is there or the
+    question names one of those there. Only for a statement of one node pattern, no relationship, whose one
+    count (of `*` or the node) sits beside a read of the node."""
+    names = referenced_names(cypher)
+    if len(names.variables) != 1 or names.rel_types:
+        return None
+    ((var, label_name),) = names.variables.items()
+    label = schema.label(label_name)
+    statement = Statement(cypher)
+    counts = _counts(statement)
+    if label is None or len(counts) != 1 or statement.has_union:
+        return None
+    at, close, inside = counts[0]
+    distinct = bool(inside) and inside[0].is_keyword("DISTINCT")
+    if [t.text for t in inside[int(distinct) :]] not in (["*"], [var]):
+        return None
+    if not _beside_a_read(statement, (at, close), var, _called_by(schema)[label.name]):
+        return None
+    # The words naming the node's own label ("reading group") name no relationship (READS).
+    words = {stem(w) for w in content_words(question)} - {stem(w) for w in name_words(label.name)}
+    roles: set[tuple[str, bool]] = set()
+    for rel in schema.relationships:
+        parts = [w.lower() for w in name_words(rel.type)]
+        if not words & {stem(p) for p in parts if p not in _LINKING}:
+            continue
+        # A role ("members" for MEMBER_OF) counts the starts into the node; a verb the ends.
+        role = len(parts) > 1 and stem(parts[0]) in words and set(parts[1:]) <= _LINKING
+        if (rel.end if role else rel.start) == label.name:
+            roles.add((rel.type, role))
+    if len(roles) != 1:
+        return None
+    ((rel_type, into),) = roles
+    others = {
+        r.start if into else r.end
+        for r in schema.relationships
+        if r.type == rel_type and (r.end if into else r.start) == label.name
+    }
+    said = {label_named(w, schema) for w in content_words(question)} - {None, label.name}
+    # The other end's label: the one there, or the one of those there the question names.
+    fitting = others if len(others) == 1 else said & others
+    other = next(iter(fitting)) if len(fitting) == 1 else None
+    new = fresh_variable(other or rel_type, names.variables)
+    end = f"({new}:{quote_name_if_needed(other)})" if other else f"({new})"
+    hop = f"<-[:{rel_type}]-{end}" if into else f"-[:{rel_type}]->{end}"
+    tokens = statement.tokens
+    opened = next(
+        (i for i in range(len(tokens) - 1) if tokens[i].is_punct("(") and tokens[i + 1].is_name
+         and tokens[i + 1].name == var),
+        None,
+    )  # fmt: skip
+    shut = matching_close(tokens, opened) if opened is not None else None
+    if shut is None:
+        return None
+    edits = [(tokens[shut].end, tokens[shut].end, hop)]
+    if inside[-1].text == var:
+        edits.append((inside[-1].position, inside[-1].end, new))
+    counted = f"{rel_type} {'into' if into else 'out of'} each {label.name}"
+    return statement.edited(edits), f"counted {counted} (a count per node alone is 1)"
+
+
+def _beside_a_read(
+    statement: Statement, count: tuple[int, int], var: str, called: set[str]
+) -> bool:
+    """Whether the RETURN or WITH holding the count (its first and last token) groups by the
+    node: reads `var` alone or what it is called by (`called`) outside the count, and nothing
+    else of it (a count per `u.domain` is a count per domain)."""
+    at, close = count
+    clause = max((c for c in statement.clauses if c < at), default=None)
+    if clause is None or statement.keyword_at(clause) not in ("RETURN", "WITH"):
+        return False
+    tokens = statement.tokens
+    reads = [
+        tokens[i + 2].name if i + 2 < len(tokens) and tokens[i + 1].is_punct(".") else ""
+        for i in range(clause + 1, statement.clause_end(clause))
+        if not at <= i <= close and tokens[i].is_name and tokens[i].name == var
+    ]
+    return bool(reads) and all(r == "" or r in called for r in reads)

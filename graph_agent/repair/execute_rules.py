@@ -39,7 +39,7 @@ from graph_agent.schema_check import arrow, two_hop_paths
 from graph_agent.schema_examples import literal
 from graph_agent.state import UnconfirmedRows
 from graph_agent.statement import Statement, distinct_read, fresh_variable, without_order
-from graph_agent.superlatives import TIE_ROWS, asks_order, tie_read, tied_rows
+from graph_agent.superlatives import TIE_ROWS, asks_order, nulls_last_read, tie_read, tied_rows
 from graph_agent.words import article
 from guardrails import referenced_names, stem, tokenize
 
@@ -645,7 +645,21 @@ async def ties_shown(case: Case) -> Fix | None:
     redaction may have changed the row that came back)."""
     if len(case.rows) != 1 or case.ctx.policy is not None:
         return None
-    found = tie_read(case.cypher)
+    found = await _ties(case, case.cypher, list(case.rows[0]))
+    if found is None:
+        return None
+    statement, kept = found
+    detail = f"{'more than ' if kept['truncated'] else ''}{len(kept['rows'])} rows tied for first"
+    return Fix(detail, cypher=statement, update=kept)
+
+
+async def _ties(
+    case: Case, cypher: str, first: list[Any] | None = None
+) -> tuple[str, dict[str, Any]] | None:
+    """The rows tied with a `LIMIT 1` statement's row (`first`, when it is known), read again
+    with room for them: the statement read and the update (rows, truncated, tied), or None when
+    it is not such a statement, the read fails, or nothing ties."""
+    found = tie_read(cypher)
     if found is None:
         return None
     statement, column = found
@@ -656,12 +670,46 @@ async def ties_shown(case: Case) -> Fix | None:
         logger.debug("the tie read failed", exc_info=True)
         return None
     tied = _without_repeats(tied_rows(rows, column))
-    if len(tied) < 2 or list(case.rows[0]) not in tied:
+    if len(tied) < 2 or (first is not None and first not in tied):
         return None
     more = len(tied) > TIE_ROWS
-    shown = tied[:TIE_ROWS]
-    detail = f"{'more than ' if more else ''}{len(shown)} rows tied for first"
-    return Fix(detail, cypher=statement, update={"rows": shown, "truncated": more, "tied": True})
+    return statement, {"rows": tied[:TIE_ROWS], "truncated": more, "tied": True}
+
+
+@rule("nulls-last", E, Trigger.ROWS, Kind.REWRITE)
+async def nulls_last(case: Case) -> Fix | None:
+    """ "Who logged on most recently?" written `… ORDER BY lastlogon DESC LIMIT 1` (a trial on
+    the cybersecurity graph, where one user has no `lastlogon`) answered with that user and
+    "(none)": Cypher sorts null above every value in a descending sort. When the first row's
+    sort value is null, the same read with `lastlogon IS NULL, lastlogon DESC` replaces it,
+    the rows tied with its first when it keeps one, and it is the statement shown. Not when
+    every row is null (nothing holds the value), nor in a restricted channel (its redaction
+    may have emptied the value)."""
+    if not case.rows or case.ctx.policy is not None:
+        return None
+    found = nulls_last_read(case.cypher)
+    if found is None or case.rows[0][found[1]] is not None:
+        return None
+    statement, column = found
+    kept = await _read_again(
+        case, statement, empty=lambda rows: not rows or rows[0][column] is None
+    )
+    if kept is None:
+        return None
+    detail = f"rows without {_column_name(statement, column)} sorted last"
+    if (tied := await _ties(case, statement)) is not None:
+        kept = tied[1]
+        detail += f"; {len(kept['rows'])} tied for first"
+    return Fix(detail, cypher=statement, update=kept | {"shown": True})
+
+
+def _column_name(cypher: str, column: int) -> str:
+    statement = Statement(cypher)
+    returned = statement.final_return()
+    if returned is None:
+        return "a value"
+    item = returned[1][column]
+    return item.alias or statement.source(item.first, item.end)
 
 
 def _without_repeats(rows: Sequence[Sequence[Any]]) -> list[list[Any]]:

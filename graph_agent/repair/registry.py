@@ -14,7 +14,8 @@
 |          |                 |         | relationship-word,                                 |
 |          |                 |         | relationship-measure, count-of-a-number,           |
 |          |                 |         | counted-road, counted-by-property, counted-list,   |
-|          |                 |         | count-distinct, named-node-counted, count-unasked, |
+|          |                 |         | count-distinct, named-node-counted,                |
+|          |                 |         | lone-node-counted, count-unasked,                  |
 |          |                 |         | stored-count, grouping-key-unused,                 |
 |          |                 |         | named-node-returned, named-node-linked,            |
 |          |                 |         | which-names-the-thing,                             |
@@ -49,8 +50,9 @@
 | execute  | rows            | hint    | counted-label, value-left-out, named-echo (one of  |
 |          |                 |         | the three per question)                            |
 | execute  | rows            | rewrite | distinct-rows (a "which" list that repeats, read   |
-|          |                 |         | DISTINCT), ties-shown (the rows tied with a        |
-|          |                 |         | LIMIT 1's row)                                     |
+|          |                 |         | DISTINCT), nulls-last (a descending sort that put  |
+|          |                 |         | a missing value first; read again), ties-shown     |
+|          |                 |         | (the rows tied with a LIMIT 1's row)               |
 | answer   | worded_answer   | guard   | answer-denies-rows, unsupported-claims,            |
 |          |                 |         | omits-the-value                                    |
 
@@ -215,6 +217,14 @@ the rules removed there, and why, are listed on that page too), with these still
   ("Which filing has the largest amount?" gave the amount alone) and distinct-rows after a
   preposition ("In which countries …" listed a country once per filing). Beside them, not a
   rule: a label with no name is called by a plain `id` (graphdb/schema.display_property).
+- the twenty-fifth session's, from a trial on the cybersecurity graph
+  (neo4j-graph-examples/cybersecurity: an Active Directory export of users, computers, groups,
+  OUs and GPOs; no eval set): lone-node-counted ("Which group has the most members?" written
+  `MATCH (g:Group) RETURN g.name, count(*)`: 1 for each of 300 groups) and nulls-last ("Who
+  logged on most recently?" named the one user with no `lastlogon`: a descending sort puts
+  null first). Beside them, not a rule: a general topic word the graph holds inside a name
+  written as one word, or as its usual short form, is the graph's (`pwdlastset` had made
+  "Which user changed their password longest ago?" a question about passwords, declined).
 
 A new rule: write it in the module of its phase (`validate_rules`, `execute_rules`,
 `answer_rules`; a first rule for the correct step starts `correct_rules` and its trigger) with the `rule` decorator (a docstring that
@@ -261,6 +271,7 @@ RULES: tuple[Rule, ...] = (
     v.counted_list_rule,
     v.count_distinct_rule,
     v.named_node_counted_rule,
+    v.lone_node_counted_rule,
     v.count_unasked_rule,
     v.stored_count_rule,
     v.grouping_key_unused_rule,
@@ -300,6 +311,7 @@ RULES: tuple[Rule, ...] = (
     e.value_left_out,
     e.named_echo,
     e.distinct_rows,
+    e.nulls_last,
     e.ties_shown,
     a.answer_denies_rows,
     a.unsupported,

@@ -33,6 +33,7 @@ from graph_agent.repair.comparisons import (
 from graph_agent.repair.counts import (
     count_distinct,
     count_unasked,
+    lone_node_counted,
     named_node_counted,
     stored_count,
     unused_grouping_key,
@@ -741,6 +742,20 @@ def named_node_counted_rule(case: Case) -> Fix | None:
     RETURN count(DISTINCT m)`. Not where the question names a label ("How many users live in
     Ohio?", "How many people are in the Payments team?": counted-road's)."""
     fixed = named_node_counted(case.cypher, case.question, case.ctx.schema)
+    return Fix(fixed[1], cypher=fixed[0]) if fixed else None
+
+
+@rule("lone-node-counted", V, S, Kind.REWRITE)
+def lone_node_counted_rule(case: Case) -> Fix | None:
+    """ "Which group has the most members?" written `MATCH (g:Group) RETURN g.name AS group,
+    count(*) AS members ORDER BY members DESC LIMIT 1` (a trial on the cybersecurity graph)
+    named one of 300 groups with 1: a count grouped by the one node a statement matches is 1
+    for every node. The relationship at that label the question names is matched from it:
+    a role ("members" for MEMBER_OF) counts the starts, `(g:Group)<-[:MEMBER_OF]-(m)`; a verb
+    ("contains" for CONTAINS) the ends, labelled when the question names a label there. Only
+    where the count (of `*` or the node) sits beside the node or what it is called by, and one
+    relationship type and side fits."""
+    fixed = lone_node_counted(case.cypher, case.question, case.ctx.schema)
     return Fix(fixed[1], cypher=fixed[0]) if fixed else None
 
 

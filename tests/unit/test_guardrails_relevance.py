@@ -132,3 +132,27 @@ def test_one_stemmer_for_every_word_helper() -> None:
         "os",
         "status",
     ]
+
+
+DIRECTORY = Vocabulary(["User", "Computer", "pwdlastset", "lastlogon", "operatingsystem"])
+
+
+@pytest.mark.parametrize(
+    "question",
+    [
+        "Which user changed their password longest ago?",  # pwd, its short form
+        "When was the last login of each user?",  # logon
+    ],
+)
+def test_a_topic_word_inside_a_glued_name_is_the_graphs(question: str) -> None:
+    assert not relevance(question, DIRECTORY).decline
+    assert relevance(question, LIBRARY).decline
+
+
+def test_a_topic_word_is_looked_for_inside_long_names_and_as_its_short_form() -> None:
+    assert Vocabulary(["pwd_hash"]).inside_a_name("password")
+    assert Vocabulary(["capitalcity"]).inside_a_name("capital")
+    # A name split by case or underscores is matched by its words: no "login" inside "log_in".
+    assert not Vocabulary(["log_in_count"]).inside_a_name("login")
+    assert not Vocabulary(["User", "Computer"]).inside_a_name("weather")
+    assert relevance("Tell me a joke about users.", DIRECTORY).decline
