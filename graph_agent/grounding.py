@@ -9,6 +9,7 @@ from collections.abc import Iterable, Iterator, Sequence
 from typing import Any
 
 from graph_agent.graphdb.lookup import MONTHS
+from guardrails import content_words, name_words, stem
 
 _COMMON_TEXT = """
     a an the this that these those there here it its they them their theirs he him his she
@@ -260,6 +261,38 @@ def nothing_found(entities: Sequence[str]) -> str:
 
 
 # --- follow-ups that stand alone ------------------------------------------------------------
+
+
+_PARTITIVE = re.compile(
+    r"\b(?:of|among|from|out of)\s+(?:those|these|them|the above)\b", re.IGNORECASE
+)
+"""A follow-up that asks only among the previous answer ("which of those has the most …")."""
+
+
+def dropped_reference(
+    standalone: str, question: str, previous: str, labels: Iterable[str] = ()
+) -> list[str]:
+    """The words of a follow-up that restrict it to the previous answer when its rewrite lost
+    that restriction: "which of those has the most admins?" after "Which computers run Windows
+    Server 2003?" rewritten "Which computer has the most admins?" (the cybersecurity graph's
+    playground) asked about every computer. Lost when the rewrite keeps none of the words the
+    previous question had and the follow-up did not, the names of `labels` ("computers")
+    aside; empty when nothing was lost, or there was nothing to keep."""
+    found = [m.group().casefold() for m in _PARTITIVE.finditer(question)]
+    if not found:
+        return []
+    aside = {stem(w) for w in content_words(question)} | {
+        stem(w) for label in labels for w in name_words(label)
+    }
+    earlier = {stem(w) for w in _kept_words(previous)} - aside
+    if not earlier or earlier & {stem(w) for w in _kept_words(standalone)}:
+        return []
+    return found
+
+
+def _kept_words(text: str) -> list[str]:
+    """Content words and numbers ("2003" is a condition too)."""
+    return [*content_words(text), *re.findall(r"\b\d[\d.,]*\b", text)]
 
 
 def leaning_words(standalone: str, question: str) -> list[str]:

@@ -12,9 +12,7 @@ from graph_agent import prompts
 from graph_agent.config import GuardFirst
 from graph_agent.context import Context
 from graph_agent.graphdb.schema import schema_vocabulary
-from graph_agent.grounding import (
-    leaning_words,
-)
+from graph_agent.grounding import dropped_reference, leaning_words
 from graph_agent.llm import LLMCall
 from graph_agent.nodes.common import Update, llm_timeout, step
 from graph_agent.nodes.prompt_parts import value_hints
@@ -30,7 +28,7 @@ from guardrails import (
     parse_decision,
     relevance,
 )
-from memory.types import Example
+from memory.types import Example, Turn
 
 logger = logging.getLogger(__name__)
 
@@ -110,7 +108,7 @@ async def understand(state: AgentState, runtime: Runtime[Context]) -> Update:
     if decision is None:
         decision = fallback_decision(question)
     elif history:
-        decision, more = await _stand_alone(ctx, messages, decision, question)
+        decision, more = await _stand_alone(ctx, messages, decision, question, history[-1])
         calls = [*calls, *more]
     standalone = question
     if history and decision.standalone_question.strip():
@@ -158,14 +156,29 @@ def _needs_guard(level: GuardFirst, related: Relevance) -> bool:
 
 
 async def _stand_alone(
-    ctx: Context, messages: list[BaseMessage], decision: ScopeDecision, question: str
+    ctx: Context, messages: list[BaseMessage], decision: ScopeDecision, question: str, last: Turn
 ) -> tuple[ScopeDecision, list[LLMCall]]:
     """One repair when the rewrite still leans on the history ("what else did he write?");
-    the rewrite that leans least is kept."""
+    the rewrite that leans least is kept. A rewrite that lost the follow-up's "of those" (the
+    previous answer it asks among) becomes the follow-up with the previous question beside
+    it, with no call: on the cybersecurity playground the 1.5B model lost it again when asked."""
     standalone = decision.standalone_question.strip() or question
     words = leaning_words(standalone, question)
-    if decision.scope != "in_scope" or not words:
+    if decision.scope != "in_scope":
         return decision, []
+    if not words:
+        previous = last.standalone_question or last.question
+        labels = [label.name for label in ctx.schema.labels]
+        lost = dropped_reference(standalone, question, previous, labels)
+        if not lost:
+            return decision, []
+        logger.info(
+            "standalone question lost the follow-up's %r: the previous question kept", lost[0]
+        )
+        kept = (
+            f"{question.strip()[:1].upper()}{question.strip()[1:]} ({lost[0]}: {previous.strip()})"
+        )
+        return decision.model_copy(update={"standalone_question": kept}), []
     assert ctx.llms is not None
     logger.info("standalone question still leans on the history; asking once more")
     repaired, calls = await ask_structured(

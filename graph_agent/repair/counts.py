@@ -12,9 +12,9 @@ from graph_agent.graphdb.schema import quote_name_if_needed
 from graph_agent.lint import node_map_entries
 from graph_agent.question_fit import counted_label, label_named
 from graph_agent.repair.edits import EACH, HOW_MANY, named_variables, node_filters
-from graph_agent.repair.relationships import written_hops
+from graph_agent.repair.relationships import Hop, written_hops
 from graph_agent.schema_check import arrow
-from graph_agent.statement import Statement, fresh_variable, is_aggregate_call
+from graph_agent.statement import Item, Statement, fresh_variable, is_aggregate_call
 from graph_agent.superlatives import asks_order, name_properties
 from graph_agent.words import label_said, plural
 from guardrails import (
@@ -390,8 +390,8 @@ def lone_node_counted(cypher: str, question: str, schema: GraphSchema) -> tuple[
     from it: its start's role ("members" for MEMBER_OF, "admins" for ADMIN_TO) counts the
     starts, `(g:Group)<-[:MEMBER_OF]-(m)`; another word ("contains" for CONTAINS) the ends,
     `(o:OU)-[:CONTAINS]->(c:Computer)`, the other end labelled when one label is there or the
-    question names one of those there. Only for a statement of one node pattern, no relationship, whose one
-    count (of `*` or the node) sits beside a read of the node."""
+    question names one of those there. Only for a statement of one node pattern and no
+    relationship, whose one count (of `*` or the node) sits beside a read of the node."""
     names = referenced_names(cypher)
     if len(names.variables) != 1 or names.rel_types:
         return None
@@ -466,3 +466,99 @@ def _beside_a_read(
         if not at <= i <= close and tokens[i].is_name and tokens[i].name == var
     ]
     return bool(reads) and all(r == "" or r in called for r in reads)
+
+
+_FEWEST = re.compile(r"\b(?:fewest|least|lowest\s+number\s+of|smallest\s+number\s+of)\b", re.I)
+
+
+def fewest_keeps_none(cypher: str, question: str) -> tuple[str, str] | None:
+    """The statement counting with the nodes that have none, and what changed; None unless the
+    shape is plain. "Which group has the fewest members?" written `MATCH (g:Group)<-[:MEMBER_OF]-
+    (m) RETURN g.name AS grp, count(m) AS members ORDER BY members LIMIT 1` (a trial on the
+    cybersecurity graph) named groups of one: the 40 groups with no member are matched by no
+    path. The grouped node is matched alone and the hop becomes an OPTIONAL MATCH from it,
+    `MATCH (g:Group) OPTIONAL MATCH (g)<-[:MEMBER_OF]-(m)`, counting the other end (a count of
+    `*` would count the empty row as one). Only for a "fewest/least" question whose statement
+    is one MATCH of one hop and no WHERE, whose one count sits beside a read of one end and is
+    the first sort key, ascending."""
+    if not _FEWEST.search(question):
+        return None
+    statement = Statement(cypher)
+    tokens = statement.tokens
+    names = referenced_names(cypher)
+    hops = list(written_hops(list(tokens), names))
+    matches = [c for c in statement.clauses if statement.keyword_at(c) in ("MATCH", "OPTIONAL")]
+    if len(hops) != 1 or len(matches) != 1 or statement.keyword_at(matches[0]) != "MATCH":
+        return None
+    if any(statement.keyword_at(c) in ("WHERE", "UNION", "CALL") for c in statement.clauses):
+        return None
+    counts = _counts(statement)
+    keys = statement.order_keys()
+    if len(counts) != 1 or not keys or keys[0].descending:
+        return None
+    (hop,) = hops
+    at, close, inside = counts[0]
+    distinct = bool(inside) and inside[0].is_keyword("DISTINCT")
+    counted = [t.text for t in inside[int(distinct) :]]
+    for grouped, other in ((hop.left_var, hop.right_var), (hop.right_var, hop.left_var)):
+        if grouped is None or other is None or counted not in (["*"], [other]):
+            continue  # an unnamed end has nothing to count but the empty row
+        if not _beside_a_read(statement, (at, close), grouped, _read_props(statement, grouped)):
+            continue
+        if not _sorts_by_count(statement, keys[0], (at, close)):
+            return None
+        return _optional_hop(statement, hop, grouped, other, (at, close), names)
+    return None
+
+
+def _read_props(statement: Statement, var: str) -> set[str]:
+    """Every property of `var` the statement reads (the grouped node is read by any of them)."""
+    tokens = statement.tokens
+    return {
+        tokens[i + 2].name
+        for i in range(len(tokens) - 2)
+        if tokens[i].is_name and tokens[i].name == var and tokens[i + 1].is_punct(".")
+    }
+
+
+def _sorts_by_count(statement: Statement, key: Item, count: tuple[int, int]) -> bool:
+    """Whether the sort key is the count: written out, or by its alias."""
+    at, close = count
+    tokens = statement.tokens
+    said = {statement.source(at, close + 1)}
+    if close + 2 < len(tokens) and tokens[close + 1].is_keyword("AS"):
+        said.add(tokens[close + 2].name)
+    return statement.source(key.first, key.end) in said
+
+
+def _optional_hop(
+    statement: Statement,
+    hop: Hop,
+    grouped: str,
+    other: str,
+    count: tuple[int, int],
+    names: ReferencedNames,
+) -> tuple[str, str] | None:
+    tokens = statement.tokens
+    left_open = matching_open(tokens, hop.first - 1)
+    right_shut = matching_close(tokens, hop.last + 1)
+    if left_open is None or right_shut is None:
+        return None
+    ends = {hop.left_var: (left_open, hop.first - 1), hop.right_var: (hop.last + 1, right_shut)}
+    g_first, g_last = ends[grouped]
+    node = statement.source(g_first, g_last + 1)
+    edits = [(tokens[g_first].position, tokens[g_last].end, f"({grouped})")]
+    before = tokens[left_open - 1] if left_open > 0 else None
+    if before is not None and before.is_punct(",") and node == f"({grouped})":
+        # `MATCH (r:Rack), (r)-[:HOLDS]->(m)`: the node is matched already, on its own.
+        edits.append((before.position, before.end, " OPTIONAL MATCH"))
+    else:
+        edits.append(
+            (tokens[left_open].position, tokens[left_open].position, f"{node} OPTIONAL MATCH ")
+        )
+    close = count[1]
+    if tokens[close - 1].text == "*":
+        star = tokens[close - 1]
+        edits.append((star.position, star.end, other))
+    label = names.variables.get(grouped, "node")
+    return statement.edited(edits), f"{label}s with none counted (OPTIONAL MATCH, 0 for them)"

@@ -15,7 +15,8 @@
 |          |                 |         | relationship-measure, count-of-a-number,           |
 |          |                 |         | counted-road, counted-by-property, counted-list,   |
 |          |                 |         | count-distinct, named-node-counted,                |
-|          |                 |         | lone-node-counted, count-unasked,                  |
+|          |                 |         | lone-node-counted, fewest-with-none,               |
+|          |                 |         | count-unasked,                                     |
 |          |                 |         | stored-count, grouping-key-unused,                 |
 |          |                 |         | named-node-returned, named-node-linked,            |
 |          |                 |         | which-names-the-thing,                             |
@@ -220,11 +221,12 @@ the rules removed there, and why, are listed on that page too), with these still
 - the twenty-fifth session's, from a trial on the cybersecurity graph
   (neo4j-graph-examples/cybersecurity: an Active Directory export of users, computers, groups,
   OUs and GPOs; no eval set): lone-node-counted ("Which group has the most members?" written
-  `MATCH (g:Group) RETURN g.name, count(*)`: 1 for each of 300 groups) and nulls-last ("Who
-  logged on most recently?" named the one user with no `lastlogon`: a descending sort puts
-  null first). Beside them, not a rule: a general topic word the graph holds inside a name
-  written as one word, or as its usual short form, is the graph's (`pwdlastset` had made
-  "Which user changed their password longest ago?" a question about passwords, declined).
+  `MATCH (g:Group) RETURN g.name, count(*)`: 1 for each of 300 groups), fewest-with-none
+  ("Which group has the fewest members?" never matched the 40 groups with none) and nulls-last
+  ("Who logged on most recently?" named the one user with no `lastlogon`: a descending sort
+  puts null first). Beside them, not a rule: a general topic word the graph holds inside a name
+  written as one word, or as its usual short form, is the graph's (`pwdlastset` had made "Which
+  user changed their password longest ago?" a question about passwords, declined).
 
 A new rule: write it in the module of its phase (`validate_rules`, `execute_rules`,
 `answer_rules`; a first rule for the correct step starts `correct_rules` and its trigger) with the `rule` decorator (a docstring that
@@ -272,6 +274,7 @@ RULES: tuple[Rule, ...] = (
     v.count_distinct_rule,
     v.named_node_counted_rule,
     v.lone_node_counted_rule,
+    v.fewest_with_none,
     v.count_unasked_rule,
     v.stored_count_rule,
     v.grouping_key_unused_rule,

@@ -33,6 +33,7 @@ from graph_agent.repair.comparisons import (
 from graph_agent.repair.counts import (
     count_distinct,
     count_unasked,
+    fewest_keeps_none,
     lone_node_counted,
     named_node_counted,
     stored_count,
@@ -756,6 +757,19 @@ def lone_node_counted_rule(case: Case) -> Fix | None:
     where the count (of `*` or the node) sits beside the node or what it is called by, and one
     relationship type and side fits."""
     fixed = lone_node_counted(case.cypher, case.question, case.ctx.schema)
+    return Fix(fixed[1], cypher=fixed[0]) if fixed else None
+
+
+@rule("fewest-with-none", V, S, Kind.REWRITE)
+def fewest_with_none(case: Case) -> Fix | None:
+    """ "Which group has the fewest members?" written `MATCH (g:Group)<-[:MEMBER_OF]-(m) RETURN
+    g.name AS grp, count(m) AS members ORDER BY members LIMIT 1` (a trial on the cybersecurity
+    graph) named groups of one member: the 40 groups with none are matched by no path. The
+    grouped node is matched alone and the hop becomes an OPTIONAL MATCH from it, counting the
+    other end, so those with none count 0. Only for a "fewest/least" question whose statement
+    is one MATCH of one hop and no WHERE, whose one count (of `*` or the other end) sits beside
+    a read of the grouped end and is the first sort key, ascending."""
+    fixed = fewest_keeps_none(case.cypher, case.question)
     return Fix(fixed[1], cypher=fixed[0]) if fixed else None
 
 

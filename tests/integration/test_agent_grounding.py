@@ -223,3 +223,50 @@ def test_the_guard_example_comes_from_the_connected_graph(demo_db: GraphDB) -> N
     schema = Agent(demo_db, None, InMemoryExampleStore()).schema
     biggest = max((r for r in schema.relationships if r.start != r.end), key=lambda r: r.count)
     assert f"Which {biggest.end} nodes are linked to the {biggest.start} <" in model.prompts[0]
+
+
+TIER_ONE = [
+    Turn(
+        question="Which services are tier 1?",
+        standalone_question="Which services are tier 1?",
+        cypher="MATCH (s:Service {tier: 1}) RETURN s.name AS service",
+        answer="checkout-api, payments-api.",
+    )
+]
+AMONG_THEM = "Which tier 1 services have the most incidents?"
+ANY_SERVICE = (
+    "MATCH (i:Incident)-[:AFFECTED]->(s:Service {tier: 1}) "
+    "RETURN s.name AS service, count(i) AS incidents ORDER BY incidents DESC, service LIMIT 1"
+)
+
+
+def test_a_follow_up_whose_rewrite_lost_of_those_keeps_the_previous_question(
+    demo_db: GraphDB,
+) -> None:
+    """ "which of those …" rewritten without the previous question's condition asked about
+    every service; the follow-up goes on with the previous question beside it, no call more."""
+    model, result = ask(
+        demo_db,
+        [
+            guard_reply(standalone="Which services have the most incidents?"),
+            cypher_reply(ANY_SERVICE),
+            evaluation_reply(answer="ok"),
+        ],
+        "and which of those have the most incidents?",
+        TIER_ONE,
+    )
+    kept = "And which of those have the most incidents? (of those: Which services are tier 1?)"
+    assert result.standalone_question == kept
+    assert result.llm_steps == ["guard", "generate", "evaluate"]
+    assert model.prompts[1].endswith(f"Question: {kept}")
+
+
+def test_a_follow_up_whose_rewrite_kept_of_those_costs_no_repair(demo_db: GraphDB) -> None:
+    _model, result = ask(
+        demo_db,
+        [guard_reply(standalone=AMONG_THEM), cypher_reply(ANY_SERVICE), evaluation_reply()],
+        "and which of those have the most incidents?",
+        TIER_ONE,
+    )
+    assert result.standalone_question == AMONG_THEM
+    assert result.llm_steps == ["guard", "generate", "evaluate"]

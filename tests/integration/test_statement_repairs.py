@@ -1138,6 +1138,7 @@ def test_the_fincen_trials_questions_are_repaired(
 _DIRECTORY = (
     "CREATE (admins:Group {name: 'DOMAIN ADMINS@CORP.LOCAL'}), "
     "(users:Group {name: 'DOMAIN USERS@CORP.LOCAL'}), (it:Group {name: 'IT@CORP.LOCAL'}), "
+    "(:Group {name: 'PRINTERS@CORP.LOCAL'}), "
     "(ou1:OU {name: 'CA_USERS@CORP.LOCAL'}), (ou2:OU {name: 'TX_COMPUTERS@CORP.LOCAL'}), "
     "(ana:User {name: 'ANA@CORP.LOCAL', lastlogon: 1639751774, pwdlastset: 1609388917}), "
     "(bo:User {name: 'BO@CORP.LOCAL', lastlogon: 1639588060, pwdlastset: 1627788282}), "
@@ -1175,8 +1176,20 @@ _DIRECTORY = (
             [("ANA@CORP.LOCAL", 1639751774)],  # the user who never logged on sorts first
             "nulls-last",
         ),
+        (
+            "Which group has the fewest members?",
+            "MATCH (g:Group)<-[:MEMBER_OF]-(m) RETURN g.name AS grp, count(m) AS members "
+            "ORDER BY members LIMIT 1",
+            [("PRINTERS@CORP.LOCAL", 0)],  # no member: matched by no path
+            "fewest-with-none",
+        ),
     ],
-    ids=["a count per group alone is 1", "a verb counts the ends", "no value is not the latest"],
+    ids=[
+        "a count per group alone is 1",
+        "a verb counts the ends",
+        "no value is not the latest",
+        "the fewest: none",
+    ],
 )
 def test_the_cybersecurity_trials_questions_are_repaired(
     scratch_db: GraphDB, question: str, written: str, rows: list[tuple[object, ...]], rule: str

@@ -11,6 +11,7 @@ import pytest
 from graph_agent.grounding import (
     Evidence,
     capitalised_names,
+    dropped_reference,
     leaning_words,
     nothing_found,
     question_entities,
@@ -158,3 +159,25 @@ def test_a_rewrite_that_still_leans_on_the_history(
     standalone: str, question: str, leaning: list[str]
 ) -> None:
     assert leaning_words(standalone, question) == leaning
+
+
+COMPUTERS = "Which computers run Windows Server 2003?"
+
+
+@pytest.mark.parametrize(
+    ("standalone", "question", "previous", "lost"),
+    [
+        ("Which computer has the most admins?", "which of those has the most admins?", COMPUTERS, ["of those"]),
+        ("Which computers running Windows Server 2003 have the most admins?", "which of those has the most admins?", COMPUTERS, []),
+        ("Which of the 2003 computers has the most admins?", "which of those has the most admins?", COMPUTERS, []),
+        ("Which computer has the most admins?", "which computer has the most admins?", COMPUTERS, []),
+        ("Which services are tier 1?", "and which among them are tier 1?", "Which services are critical?", ["among them"]),
+        ("Which critical services are tier 1?", "and which of them are tier 1?", "Which services are critical?", []),
+        ("Which services are tier 1?", "which of those are tier 1?", "Which services are there?", []),
+    ],
+    ids=["lost", "kept", "a number kept", "no partitive", "among them", "a word kept", "nothing to keep"],
+)  # fmt: skip
+def test_a_rewrite_that_lost_of_those(
+    standalone: str, question: str, previous: str, lost: list[str]
+) -> None:
+    assert dropped_reference(standalone, question, previous, ["Computer", "Service"]) == lost
