@@ -847,12 +847,10 @@ def tie_read(cypher: str) -> tuple[str, int] | None:
     not a returned column (an expression the rows do not hold), or a SKIP or UNION makes the
     one row something else ("the second largest")."""
     statement = Statement(cypher)
-    returned = statement.final_return()
-    limit, order = statement.last("LIMIT"), statement.last("ORDER")
-    if statement.has_union or statement.last("SKIP") is not None or returned is None:
+    found = _final_sort(statement)
+    if found is None:
         return None
-    if limit is None or order is None or not returned[0] < order < limit:
-        return None
+    returned, limit = found
     written = statement.tokens[limit + 1 : statement.clause_end(limit)]
     if len(written) != 1 or written[0].text != "1":
         return None
@@ -867,6 +865,18 @@ def tie_read(cypher: str) -> tuple[str, int] | None:
         return None
     edit = (written[0].position, written[0].end, str(TIE_ROWS + 1))
     return statement.edited([edit]), column
+
+
+def _final_sort(statement: Statement) -> tuple[tuple[int, list[Item]], int] | None:
+    """The final RETURN and the LIMIT of a statement whose last ORDER BY sorts that RETURN's
+    rows and is limited; None with a SKIP or a UNION (the rows are then something else)."""
+    returned = statement.final_return()
+    limit, order = statement.last("LIMIT"), statement.last("ORDER")
+    if statement.has_union or statement.last("SKIP") is not None or returned is None:
+        return None
+    if limit is None or order is None or not returned[0] < order < limit:
+        return None
+    return returned, limit
 
 
 def _returned_column(statement: Statement, items: Sequence[Item], key: str) -> int | None:
@@ -890,12 +900,10 @@ def nulls_last_read(cypher: str) -> tuple[str, int] | None:
     the key is not a returned column, the sort already puts nulls somewhere, or a SKIP or UNION
     makes the rows something else."""
     statement = Statement(cypher)
-    returned = statement.final_return()
-    limit, order = statement.last("LIMIT"), statement.last("ORDER")
-    if statement.has_union or statement.last("SKIP") is not None or returned is None:
+    found = _final_sort(statement)
+    if found is None:
         return None
-    if limit is None or order is None or not returned[0] < order < limit:
-        return None
+    returned = found[0]
     keys = statement.order_keys()
     if not keys or not keys[0].descending:
         return None

@@ -6,6 +6,7 @@ nothing after it reads."""
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 
 from graph_agent.graphdb.protocol import GraphSchema
 from graph_agent.graphdb.schema import quote_name_if_needed
@@ -153,6 +154,16 @@ def _grouped(statement: Statement, at: int) -> set[str]:
     return names
 
 
+def _first_node_end(tokens: Sequence[Token], var: str) -> int | None:
+    """The index of the `)` closing the first node pattern that starts with `var`."""
+    opened = next(
+        (i for i in range(len(tokens) - 1) if tokens[i].is_punct("(") and tokens[i + 1].is_name
+         and tokens[i + 1].name == var),
+        None,
+    )  # fmt: skip
+    return matching_close(tokens, opened) if opened is not None else None
+
+
 def named_node_counted(cypher: str, question: str, schema: GraphSchema) -> tuple[str, str] | None:
     """The statement counting what is linked to the one node it names, and what changed; None
     unless that is unambiguous. "How many comedies are there?" written `MATCH (g:Genre {name:
@@ -198,12 +209,7 @@ def named_node_counted(cypher: str, question: str, schema: GraphSchema) -> tuple
     new = fresh_variable(other, names.variables)
     hop = f"{arrow(label.name, rel)}({new}:{other})"
     tokens = statement.tokens
-    opened = next(
-        (i for i in range(len(tokens) - 1) if tokens[i].is_punct("(") and tokens[i + 1].is_name
-         and tokens[i + 1].name == var),
-        None,
-    )  # fmt: skip
-    shut = matching_close(tokens, opened) if opened is not None else None
+    shut = _first_node_end(tokens, var)
     if shut is None:
         return None
     text = statement.edited(
@@ -434,12 +440,7 @@ def lone_node_counted(cypher: str, question: str, schema: GraphSchema) -> tuple[
     end = f"({new}:{quote_name_if_needed(other)})" if other else f"({new})"
     hop = f"<-[:{rel_type}]-{end}" if into else f"-[:{rel_type}]->{end}"
     tokens = statement.tokens
-    opened = next(
-        (i for i in range(len(tokens) - 1) if tokens[i].is_punct("(") and tokens[i + 1].is_name
-         and tokens[i + 1].name == var),
-        None,
-    )  # fmt: skip
-    shut = matching_close(tokens, opened) if opened is not None else None
+    shut = _first_node_end(tokens, var)
     if shut is None:
         return None
     edits = [(tokens[shut].end, tokens[shut].end, hop)]
