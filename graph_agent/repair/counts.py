@@ -397,7 +397,8 @@ def lone_node_counted(cypher: str, question: str, schema: GraphSchema) -> tuple[
     starts, `(g:Group)<-[:MEMBER_OF]-(m)`; another word ("contains" for CONTAINS) the ends,
     `(o:OU)-[:CONTAINS]->(c:Computer)`, the other end labelled when one label is there or the
     question names one of those there. Only for a statement of one node pattern and no
-    relationship, whose one count (of `*` or the node) sits beside a read of the node."""
+    relationship, whose one count (of `*`, the node, or a name nothing binds) sits beside a
+    read of the node."""
     names = referenced_names(cypher)
     if len(names.variables) != 1 or names.rel_types:
         return None
@@ -409,7 +410,10 @@ def lone_node_counted(cypher: str, question: str, schema: GraphSchema) -> tuple[
         return None
     at, close, inside = counts[0]
     distinct = bool(inside) and inside[0].is_keyword("DISTINCT")
-    if [t.text for t in inside[int(distinct) :]] not in (["*"], [var]):
+    counted = [t.text for t in inside[int(distinct) :]]
+    # A name nothing binds (`count(DISTINCT a)` for "the fewest admins") is the other end.
+    unbound = len(counted) == 1 and inside[-1].is_name and _only_in(statement, counted[0], at)
+    if counted not in (["*"], [var]) and not unbound:
         return None
     if not _beside_a_read(statement, (at, close), var, _called_by(schema)[label.name]):
         return None
@@ -436,7 +440,7 @@ def lone_node_counted(cypher: str, question: str, schema: GraphSchema) -> tuple[
     # The other end's label: the one there, or the one of those there the question names.
     fitting = others if len(others) == 1 else said & others
     other = next(iter(fitting)) if len(fitting) == 1 else None
-    new = fresh_variable(other or rel_type, names.variables)
+    new = counted[0] if unbound else fresh_variable(other or rel_type, names.variables)
     end = f"({new}:{quote_name_if_needed(other)})" if other else f"({new})"
     hop = f"<-[:{rel_type}]-{end}" if into else f"-[:{rel_type}]->{end}"
     tokens = statement.tokens
@@ -446,8 +450,16 @@ def lone_node_counted(cypher: str, question: str, schema: GraphSchema) -> tuple[
     edits = [(tokens[shut].end, tokens[shut].end, hop)]
     if inside[-1].text == var:
         edits.append((inside[-1].position, inside[-1].end, new))
-    counted = f"{rel_type} {'into' if into else 'out of'} each {label.name}"
-    return statement.edited(edits), f"counted {counted} (a count per node alone is 1)"
+    what = f"{rel_type} {'into' if into else 'out of'} each {label.name}"
+    return statement.edited(edits), f"counted {what} (a count per node alone is 1)"
+
+
+def _only_in(statement: Statement, name: str, count: int) -> bool:
+    """Whether `name` is read only inside the count whose name token is at `count`."""
+    tokens = statement.tokens
+    return [i for i, t in enumerate(tokens) if t.is_name and t.name == name] == [
+        count + 2 + int(tokens[count + 2].is_keyword("DISTINCT"))
+    ]
 
 
 def _beside_a_read(

@@ -1183,12 +1183,20 @@ _DIRECTORY = (
             [("PRINTERS@CORP.LOCAL", 0)],  # no member: matched by no path
             "fewest-with-none",
         ),
+        (
+            "Which computer has the fewest sessions?",
+            "MATCH (c:Computer) WITH c, count(DISTINCT s) AS sessions ORDER BY sessions LIMIT 1 "
+            "RETURN c.name AS computer, sessions",
+            [("COMP2.CORP.LOCAL", 1)],  # `s` bound by nothing: the engine refuses it
+            "lone-node-counted",
+        ),
     ],
     ids=[
         "a count per group alone is 1",
         "a verb counts the ends",
         "no value is not the latest",
         "the fewest: none",
+        "a count of a name nothing binds",
     ],
 )
 def test_the_cybersecurity_trials_questions_are_repaired(
