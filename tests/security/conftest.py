@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import logging
 import re
 import threading
 from collections.abc import Callable, Iterator, Mapping, Sequence
@@ -32,6 +33,7 @@ from tests.security.corpus import (
     HostileInput,
 )
 
+logger = logging.getLogger(__name__)
 TAG = re.compile(r"\[sec:([a-z0-9_-]+)\]")
 CONNECTION_MARKERS = (
     "redis://",
@@ -87,16 +89,34 @@ def graph_fingerprint(db: GraphDB) -> GraphFingerprint:
     return GraphFingerprint(int(nodes[0][0]), int(rels[0][0]), digest.hexdigest())
 
 
+_PLANTS = (
+    ("Incident", "title", POISONED_INCIDENT_ID, POISONED_TITLE),
+    ("Team", "slack_channel", POISONED_TEAM_ID, POISONED_CHANNEL),
+)
+
+
 def plant_injections(db: FalkorGraph) -> None:
-    """Put instructions where the answer step reads them: an incident title, a team's channel."""
-    db.run_write(
-        "MATCH (i:Incident {id: $id}) SET i.title = $title",
-        {"id": POISONED_INCIDENT_ID, "title": POISONED_TITLE},
-    )
-    db.run_write(
-        "MATCH (t:Team {id: $id}) SET t.slack_channel = $channel",
-        {"id": POISONED_TEAM_ID, "channel": POISONED_CHANNEL},
-    )
+    """Put instructions where the answer step reads them: an incident title, a team's channel.
+
+    Each value is read back and written again once if it did not land: in two CI runs of many
+    the title SET right after a load matched nothing (the baseline fingerprint was the demo with
+    the channel planted and the title not), and the hostile module then failed on a graph that
+    held no injection to obey. A value that still does not land fails here, saying so.
+    """
+    for label, prop, node_id, value in _PLANTS:
+        write = f"MATCH (n:{label} {{id: $id}}) SET n.{prop} = $value"
+        read = f"MATCH (n:{label}) WHERE n.id = $id RETURN n.{prop}"
+        for attempt in (1, 2):
+            db.run_write(write, {"id": node_id, "value": value})
+            if db.run_read(read, {"id": node_id}).rows == [[value]]:
+                break
+            logger.warning(
+                "plant %s.%s on %s did not land (attempt %d)", label, prop, node_id, attempt
+            )
+        else:
+            pytest.fail(
+                f"the injection into {label} {node_id}.{prop} did not land in {db.graph_name}"
+            )
 
 
 @pytest.fixture(scope="module")
