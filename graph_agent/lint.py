@@ -117,6 +117,12 @@ def is_type_name(entry: MapEntry) -> bool:
     return entry.text.split(":", 1)[1].strip() in TYPE_NAMES
 
 
+def is_null_entry(entry: MapEntry) -> bool:
+    """Whether a map entry's value is `null`: `{distance: NULL}` matches no node or
+    relationship (a comparison with null is never true)."""
+    return entry.text.split(":", 1)[1].strip().upper() == "NULL"
+
+
 def without_entries(
     cypher: str,
     entries: list[MapEntry],

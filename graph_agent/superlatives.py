@@ -403,10 +403,25 @@ def _aggregates(statement: Statement, item: Item) -> bool:
     return any(is_aggregate_call(statement.tokens, i) for i in range(item.first, item.end))
 
 
+_EACH = re.compile(r"\b(?:each|every|per)\s+([A-Za-z][\w-]*(?:\s+[A-Za-z][\w-]*){0,2})", re.I)
+
+
+def each_label(question: str, schema: GraphSchema) -> LabelInfo | None:
+    """The label a question asks a measure of "each", "every" or "per" node of: "How many
+    systems does each truck have?" → Truck; None when the words after it name no label."""
+    for found in _EACH.finditer(question):
+        said_here = label_said(found.group(1).split(), schema)
+        if said_here is not None:
+            return said_here.label
+    return None
+
+
 def identify_fix(cypher: str, question: str, schema: GraphSchema) -> tuple[str, str] | None:
     """For a "which <label>" (or "who") question whose statement returns only measures (an
     aggregate, with nothing naming the asked node): the node's identifying property added to
-    the RETURN, which also groups the measure per node. None when the statement names it
+    the RETURN, which also groups the measure per node. So too for a measure of "each
+    <label>" ("How many systems does each truck have?" written `RETURN count(DISTINCT s)`, a
+    trial on a supply-chain graph, gave one total). None when the statement names it
     already, has a WITH or UNION (the node may be out of scope), or the node is not matched.
     """
     statement = Statement(cypher)
@@ -421,10 +436,13 @@ def identify_fix(cypher: str, question: str, schema: GraphSchema) -> tuple[str, 
     used = {t.text for item in items for t in statement.tokens[item.first : item.end]}
     free = [v for v in names.variables if v not in used]
     asked = asked_label(question, schema)
+    each = each_label(question, schema)
     if asked is not None:
         candidates = [v for v in free if names.variables[v] == asked[0].name]
     elif ASKS_WHO.match(question):
         candidates = free
+    elif each is not None:
+        candidates = [v for v in free if names.variables[v] == each.name]
     else:
         return None
     if len(candidates) != 1:
@@ -938,13 +956,13 @@ def asked_not_counted_fix(
     count beside one read of the one node of the counted label, and one node of the asked
     label is matched, what the asked node is called by replaces that read (and the count is
     then per asked node). Not behind a WITH or UNION, nor where the sort reads the replaced
-    column."""
-    asked, found = asked_label(question, schema), _MOST_OF.search(question)
-    if asked is None or found is None:
+    column. So too for "How many <label> does each <other label> …?" ("How many destination
+    centers does each distribution center supply?" grouped by the destination centers' type,
+    a trial on a supply-chain graph)."""
+    pair = _asked_and_counted(question, schema)
+    if pair is None:
         return None
-    counted = label_said(re.findall(r"[A-Za-z][\w-]*", question[found.start(1) :])[:3], schema)
-    if counted is None or counted.label.name == asked[0].name:
-        return None
+    asked_info, counted_info = pair
     statement = Statement(cypher)
     returned = statement.final_return()
     if returned is None or statement.has_union or statement.last("WITH") is not None:
@@ -956,10 +974,10 @@ def asked_not_counted_fix(
     item = others[0]
     words = statement.words(item)
     names = referenced_names(cypher)
-    if len(words) != 3 or words[1] != "." or names.variables.get(words[0]) != counted.label.name:
+    if len(words) != 3 or words[1] != "." or names.variables.get(words[0]) != counted_info.name:
         return None
-    holders = [v for v, label in names.variables.items() if label == asked[0].name]
-    props = name_properties(asked[0])
+    holders = [v for v, label in names.variables.items() if label == asked_info.name]
+    props = name_properties(asked_info)
     if len(holders) != 1 or not props:
         return None
     replaced = {statement.source(item.first, item.end), item.alias}
@@ -969,4 +987,20 @@ def asked_not_counted_fix(
     stop = tokens[item.end + 1].end if item.alias else tokens[item.end - 1].end
     named = ", ".join(f"{holders[0]}.{p} AS {p}" for p in props)
     fixed = statement.edited([(tokens[item.first].position, stop, named)])
-    return fixed, f"returned {named}, the asked {asked[0].name}, not the counted {words[0]}"
+    return fixed, f"returned {named}, the asked {asked_info.name}, not the counted {words[0]}"
+
+
+def _asked_and_counted(question: str, schema: GraphSchema) -> tuple[LabelInfo, LabelInfo] | None:
+    """The label a question asks for and the other label it counts: "Which film has the most
+    planets?" → (Film, Planet); "How many planets does each film show?" → (Film, Planet)."""
+    asked = asked_label(question, schema)
+    found = _MOST_OF.search(question)
+    if asked is None or found is None:
+        each, found = each_label(question, schema), _HOW_MANY.search(question)
+        if each is None or found is None:
+            return None
+        asked = (each, True)
+    counted = label_said(re.findall(r"[A-Za-z][\w-]*", question[found.start(1) :])[:3], schema)
+    if counted is None or counted.label.name == asked[0].name:
+        return None
+    return asked[0], counted.label

@@ -287,7 +287,9 @@ class ValueCatalog:
             display = display_property(label)
             for prop in label.properties:
                 kinds = set(prop.types) - {"NULL"}
-                if _SKIP_PROPS.search(prop.name) or not kinds or prop.text_of:
+                if (_SKIP_PROPS.search(prop.name) and prop.name != display) or not kinds:
+                    continue  # an `id` is a value only where nothing else names the node
+                if prop.text_of:
                     continue  # a copy kept as text is read as its typed twin
                 if prop.name != display and _prose_name(prop.name):
                     continue

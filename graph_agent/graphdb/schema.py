@@ -296,7 +296,7 @@ def sample_schema(
 
 
 _DISPLAY_FIRST = ("name", "fullname", "displayname")
-_DISPLAY_LAST = ("title", "key", "code", "label", "descr")
+_DISPLAY_LAST = ("title", "key", "code", "label", "descr", "description")
 _DISPLAY_SUFFIXES = ("name", "title")
 # Prefixes of `…Name` properties that name the entity itself; `shipName` on an order or
 # `contactName` on a company name something else.
@@ -308,10 +308,12 @@ def display_property(label: LabelInfo) -> str | None:
     """The property a person would call this label's entities by (name, productName, title…).
 
     `name` first, then `<label>Name`, a company or common name, a last or first name, then
-    `title`/`key`/`code` (a person's `title` is more often a job title than what they are
-    called), then the label's own number (`orderID`: "order 10248"), then a plain `id` (a
+    `title`/`key`/`code`/`description` (a person's `title` is more often a job title than what
+    they are called), then the label's own number (`orderID`: "order 10248"), then a plain `id` (a
     FinCEN trial: a Filing has only `id` and twenty other columns, and "Which filing has the
-    largest amount?" came back as an amount alone). None when nothing fits.
+    largest amount?" came back as an amount alone); a `description` before a number (a
+    supply-chain trial: a distribution center has a numeric `id` and "Madrid Distribution
+    Center" as its description). None when nothing fits.
     """
     strings = [
         p.name for p in label.properties if "STRING" in p.types and not p.name.startswith("_")

@@ -22,7 +22,7 @@ from graph_agent.statement import (
     match_end,
     property_reads,
 )
-from graph_agent.superlatives import name_properties
+from graph_agent.superlatives import asked_label, name_properties
 from graph_agent.words import ASKS_WHO, label_said, plural
 from graph_agent.words import said as said_word
 from guardrails import (
@@ -33,6 +33,7 @@ from guardrails import (
     matching_open,
     nesting,
     referenced_names,
+    split_name,
     stem,
     tokenize,
 )
@@ -1196,3 +1197,135 @@ def _walk_back(first: Hop, second: Hop) -> tuple[str, str, str, bool] | None:
     if m1 is not None and m1 == m2 and a is not None and b is not None:
         return m1, a, b, b_right
     return None
+
+
+def labels_named(question: str, schema: GraphSchema) -> set[str]:
+    """The labels the question names in its words ("distribution centers" → DistributionCenter)."""
+    words = re.findall(r"[A-Za-z][\w-]*", question)
+    return {said.label.name for i in range(len(words)) if (said := label_said(words[i:], schema))}
+
+
+def named_label(cypher: str, question: str, schema: GraphSchema) -> tuple[str, str] | None:
+    """The statement matching the label the question names instead of a look-alike, and what
+    changed; None otherwise.
+
+    "Which distribution centers are in Canada?" written `MATCH (d:DestinationCenter {country:
+    'Canada'})` (a trial on a supply-chain graph): the destination centers came back. Where
+    the question names exactly one label the statement lacks, and the statement uses exactly
+    one label the question does not name that shares its last word (Center), the one
+    becomes the other. Where the look-alike is one the question names too ("Which
+    distribution center supplies the most destination centers?" written
+    `(dc:DistributionCenter)-[:SUPPLY_TO]->(dc2:DistributionCenter)`, a pattern the schema
+    lacks), the one place whose change makes the statement fit is changed. Either way only
+    when the statement then fits the schema (every property and relationship it reads
+    there exists)."""
+    names = referenced_names(cypher)
+    named = labels_named(question, schema)
+    missing = named - names.labels
+    if len(missing) != 1:
+        return None
+    (want,) = missing
+    head = split_name(want)[-1].lower()
+    tokens = tokenize(cypher)
+    spots = [
+        t
+        for i, t in enumerate(tokens)
+        if t.is_name
+        and i
+        and tokens[i - 1].is_punct(":")
+        and t.name in names.labels
+        and split_name(t.name)[-1].lower() == head
+    ]
+    unnamed = {t.name for t in spots} - named
+    quoted = quote_name_if_needed(want)
+    if len(unnamed) == 1:
+        (used,) = unnamed
+        tried = [[t for t in spots if t.name == used]]
+    elif not unnamed and spots and _misfits(cypher, schema):
+        tried = [[t] for t in spots]
+    else:
+        return None
+    fits = [
+        (fixed, group[0].name)
+        for group in tried
+        if not _misfits(
+            fixed := _replaced(cypher, [(t.position, t.end, quoted) for t in group]), schema
+        )
+    ]
+    if len(fits) != 1:
+        return None
+    fixed, used = fits[0]
+    return fixed, f"matched {want}, the label the question names, not {used}"
+
+
+def _misfits(cypher: str, schema: GraphSchema) -> bool:
+    """Whether the statement reads a label, relationship or property the schema lacks there,
+    or walks a relationship against its direction."""
+    check = check_schema(cypher, schema)
+    return bool(check.problems or check.unknown or check.corrections)
+
+
+_NONE_OF = re.compile(
+    r"\b(?:no|without(?:\s+any)?|not\s+\w+\s+any)\s+([A-Za-z][\w-]*(?:\s+[A-Za-z][\w-]*){0,2})",
+    re.IGNORECASE,
+)
+
+
+def absent_link(cypher: str, question: str, schema: GraphSchema) -> tuple[str, str] | None:
+    """The statement asking for the asked nodes with no link to the label the question says
+    they have none of, and what changed; None otherwise.
+
+    "Which distribution centers supply no destination center?" written `MATCH
+    (d:DistributionCenter)-[:SUPPLY_TO]->(dc:DestinationCenter) WHERE dc.type IS NULL RETURN
+    dc` (a trial on a supply-chain graph nobody here wrote): a matched path always has its end,
+    so nothing came back. Where a "which <label> … no <other label>" question's statement is
+    one MATCH of one hop between the two, filtered only by a property of the other end being
+    null, it becomes `MATCH (d:DistributionCenter) WHERE NOT (d)-[:SUPPLY_TO]->
+    (:DestinationCenter) RETURN d.<what it is called by>`."""
+    said_none = _NONE_OF.search(question)
+    asked = asked_label(question, schema)
+    if said_none is None or asked is None:
+        return None
+    other = label_said(said_none.group(1).split(), schema)
+    if other is None or other.label.name == asked[0].name:
+        return None
+    statement = Statement(cypher)
+    kinds = [statement.keyword_at(c) for c in statement.clauses]
+    if kinds[:2] != ["MATCH", "WHERE"] or "MATCH" in kinds[2:] or kinds[2:3] != ["RETURN"]:
+        return None
+    tokens, names = statement.tokens, referenced_names(cypher)
+    hops = list(written_hops(tokens, names))
+    if len(hops) != 1 or {hops[0].left, hops[0].right} != {asked[0].name, other.label.name}:
+        return None
+    hop = hops[0]
+    mine = hop.left == asked[0].name
+    var, far = (hop.left_var, hop.right_var) if mine else (hop.right_var, hop.left_var)
+    where = [
+        t.text.upper() if t.is_keyword("IS", "NULL") else t.text
+        for t in tokens[statement.clauses[1] + 1 : statement.clauses[2]]
+    ]
+    if (
+        var is None
+        or far is None
+        or len(where) != 5
+        or where[0] != far
+        or where[1] != "."
+        or where[3:] != ["IS", "NULL"]
+    ):
+        return None
+    outward = hop.points_right == mine
+    road = (
+        f"-[:{quote_name_if_needed(hop.rel_type)}]->"
+        if outward
+        else f"<-[:{quote_name_if_needed(hop.rel_type)}]-"
+    )
+    props = name_properties(asked[0]) or []
+    shown = ", ".join(f"{var}.{quote_name_if_needed(p)} AS {p}" for p in props) or var
+    limit = statement.last("LIMIT")
+    tail = f" ORDER BY {props[0]}" if props else ""
+    tail += f" {statement.source(limit, statement.clause_end(limit))}" if limit is not None else ""
+    fixed = (
+        f"MATCH ({var}:{quote_name_if_needed(asked[0].name)}) "
+        f"WHERE NOT ({var}){road}(:{quote_name_if_needed(other.label.name)}) RETURN {shown}{tail}"
+    )
+    return fixed, f"asked for each {asked[0].name} with no {hop.rel_type} to a {other.label.name}"

@@ -20,11 +20,14 @@ from graph_agent.graphdb.lookup import MIN_SCORE, similarity
 from graph_agent.graphdb.protocol import GraphSchema
 from graph_agent.graphdb.schema import quote_name, quote_name_if_needed
 from graph_agent.lint import (
+    MapEntry,
     compared_node,
     filtered_node,
     literal_filters,
+    pattern_map_entries,
     with_literal,
     with_property,
+    without_entries,
 )
 from graph_agent.question_fit import (
     counted_label_feedback,
@@ -35,13 +38,13 @@ from graph_agent.repair.edits import EACH, walked_back
 from graph_agent.repair.probes import Prober, matches_something, nothing_found
 from graph_agent.repair.rule import Case, Fix, Kind, Phase, Trigger, rule
 from graph_agent.result import Stage
-from graph_agent.schema_check import arrow, two_hop_paths
+from graph_agent.schema_check import arrow, check_schema, two_hop_paths
 from graph_agent.schema_examples import literal
 from graph_agent.state import UnconfirmedRows
 from graph_agent.statement import Statement, distinct_read, fresh_variable, without_order
 from graph_agent.superlatives import TIE_ROWS, asks_order, nulls_last_read, tie_read, tied_rows
-from graph_agent.words import article
-from guardrails import referenced_names, stem, tokenize
+from graph_agent.words import article, said
+from guardrails import referenced_names, split_name, stem, tokenize
 
 logger = logging.getLogger(__name__)
 
@@ -160,6 +163,105 @@ async def value_property(case: Case) -> Fix | None:
         if (kept := await _read_again(case, current)) is not None:
             return Fix("; ".join(done), cypher=current, update=kept)
     return None
+
+
+_NUMBER = re.compile(r"-?\d+(?:\.\d+)?")
+
+
+@rule("unsaid-number", E, Trigger.EMPTY_RESULT, Kind.REWRITE)
+async def unsaid_number(case: Case) -> Fix | None:
+    """No rows: `(d:DistributionCenter {city: 'Madrid'})-[:LINKED {distance: 0}]->(dc)` for
+    "Which centers is Madrid linked to?" (a trial on a supply-chain graph nobody here wrote):
+    the question says no number, and no link is 0 long. A pattern map's entry whose value is
+    a number the question never says (as written or in words) goes, and the statement is read
+    again: its rows answer, and it is the statement shown. Not in a restricted channel (the
+    read would bypass its row redaction)."""
+    if case.ctx.policy is not None:
+        return None
+    entries = pattern_map_entries(case.cypher)
+
+    def unsaid(entry: MapEntry) -> bool:
+        value = entry.text.split(":", 1)[1].strip()
+        return bool(_NUMBER.fullmatch(value)) and not said(value, case.question)
+
+    dropped = [e.text for e in entries if unsaid(e)]
+    if not dropped:
+        return None
+    fixed = without_entries(case.cypher, entries, unsaid)
+    if (kept := await _read_again(case, fixed)) is None:
+        return None
+    return Fix(f"dropped {', '.join(dropped)}: a number the question never says", cypher=fixed,
+               update=kept)  # fmt: skip
+
+
+@rule("value-label", E, Trigger.EMPTY_RESULT, Kind.REWRITE)
+async def value_label(case: Case) -> Fix | None:
+    """No rows: `(d:DestinationCenter {city: 'Madrid'})` for "Which centers is Madrid linked
+    to?" (a trial on a supply-chain graph nobody here wrote), where Madrid is the city of a
+    DistributionCenter, a label alike in all but one word. When no node of the filtered label
+    holds the literal and exactly one other label with that property and the same last word
+    (Center) does (a Service's name held by a Team is value-moved's: the team's services), the statement
+    takes that label where it wrote the first (each place alone, then every place: the model
+    that wrote one wrong label for Madrid wrote it for Madrid's neighbours too), where it then
+    fits the schema, and is read again; the first that finds rows answers and is the
+    statement shown. Not in a restricted channel (the reads would bypass its row redaction).
+    misfit-value-label does the same for a statement the schema check refused."""
+    found = await relabelled_read(case)
+    return Fix(found[1], cypher=found[0], update=found[2]) if found else None
+
+
+async def relabelled_read(case: Case) -> tuple[str, str, dict[str, Any]] | None:
+    """value-label's and misfit-value-label's work: the statement with the one other label
+    that holds a filtered literal, what changed and its rows (see value_label). Only labels
+    that share the filtered label's last word, and whose statement would fit the schema,
+    are read for the literal."""
+    if case.ctx.policy is not None:
+        return None
+    schema = case.ctx.schema
+    for label, prop, value in literal_filters(case.cypher)[:MAX_LITERAL_CHECKS]:
+        if not value.strip():
+            continue
+        tokens = tokenize(case.cypher)
+        spots = [
+            t
+            for i, t in enumerate(tokens)
+            if t.is_name and t.name == label and i and tokens[i - 1].is_punct(":")
+        ]
+        if not 0 < len(spots) <= MAX_LABEL_SPOTS:
+            continue
+        tries = [[spot] for spot in spots] + ([spots] if len(spots) > 1 else [])
+        fitting: dict[str, list[tuple[str, int | None]]] = {}
+        head = split_name(label)[-1].lower()
+        for info in schema.labels:
+            if info.name == label or all(p.name != prop for p in info.properties):
+                continue
+            if split_name(info.name)[-1].lower() != head:
+                continue  # a label alike but for a word: a Service's name is no Team's
+            new = quote_name_if_needed(info.name)
+            for chosen in tries:
+                fixed = Statement(case.cypher).edited([(t.position, t.end, new) for t in chosen])
+                if not check_schema(fixed, schema).problems:
+                    place = None if len(chosen) == len(spots) else spots.index(chosen[0]) + 1
+                    fitting.setdefault(info.name, []).append((fixed, place))
+        if not fitting or await _holds(case.probe, label, prop, value):
+            continue
+        holding = [
+            other
+            for other in list(fitting)[:MAX_PROPERTY_CHECKS]
+            if await _holds(case.probe, other, prop, value)
+        ]
+        if len(holding) != 1:
+            continue
+        for fixed, place in fitting[holding[0]]:
+            if (kept := await _read_again(case, fixed)) is not None:
+                where = "" if place is None else f" (place {place})"
+                detail = f"{label}.{prop} {literal(value)} → {holding[0]}{where}, the label that holds it"
+                return fixed, detail, kept
+    return None
+
+
+MAX_LABEL_SPOTS = 3
+"""Places a label is written at most for value-label to try each (and then all)."""
 
 
 MAX_PROPERTY_CHECKS = 8

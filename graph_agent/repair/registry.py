@@ -4,12 +4,14 @@
 |----------|-----------------|---------|----------------------------------------------------|
 | validate | statement       | rewrite | not-equal-operator, string-alias, missing-return,  |
 |          |                 |         | direction-in-return,                               |
-|          |                 |         | map-as-value, type-as-value, or-in-map,            |
+|          |                 |         | map-as-value, type-as-value, null-in-map,          |
+|          |                 |         | or-in-map,                                         |
 |          |                 |         | text-twin, number-comparison,                      |
 |          |                 |         | number-in-quotes, date-literal,                    |
 |          |                 |         | year-as-first-day, both-chained,                   |
 |          |                 |         | both-values,                                       |
 |          |                 |         | aggregate-bound, any-depth, negation-contradicted, |
+|          |                 |         | named-label, absent-link,                          |
 |          |                 |         | relationship-direction, reciprocal-relationship,   |
 |          |                 |         | relationship-word,                                 |
 |          |                 |         | relationship-measure, count-of-a-number,           |
@@ -27,9 +29,11 @@
 | validate | schema_problem  | rewrite | name-spelling, relationship-road,                  |
 |          |                 |         | relationship-property, end-node-property,          |
 |          |                 |         | name-property, property-through-neighbour,         |
-|          |                 |         | label-as-property, property-for-label (a statement |
-|          |                 |         | they make fit goes through the statement rewrites  |
-|          |                 |         | once more)                                         |
+|          |                 |         | label-as-property, property-for-label,             |
+|          |                 |         | misfit-value-label (the label alike holding a      |
+|          |                 |         | literal, where that fits and finds rows) (a        |
+|          |                 |         | statement they make fit goes through the statement |
+|          |                 |         | rewrites once more)                                |
 | validate | schema_problem  | guard   | asked-but-missing                                  |
 | validate | before_engine   | guard   | costly-read-repeated                               |
 | validate | engine_error    | rewrite | with-keeps-the-node, bind-unbound-variable,        |
@@ -41,7 +45,11 @@
 |          |                 |         | value-completed (the one stored value that         |
 |          |                 |         | completes the literal; read again),                |
 |          |                 |         | value-property (another property of the node holds |
-|          |                 |         | it; read again), value-moved (the filter moved to  |
+|          |                 |         | it; read again), value-label (the one label alike  |
+|          |                 |         | but for a word that holds it there; read again),   |
+|          |                 |         | unsaid-number (a number in a pattern map the       |
+|          |                 |         | question never says goes; read again),             |
+|          |                 |         | value-moved (the filter moved to                   |
 |          |                 |         | the node next door, or two hops away, that holds   |
 |          |                 |         | it; read again),                                   |
 |          |                 |         | value-chosen (the model picks a stored value, a    |
@@ -252,6 +260,7 @@ RULES: tuple[Rule, ...] = (
     v.direction_in_return,
     v.map_as_value,
     v.type_as_value,
+    v.null_in_map,
     v.or_in_map,
     v.text_twin,
     v.number_comparison,
@@ -263,6 +272,8 @@ RULES: tuple[Rule, ...] = (
     v.aggregate_bound,
     v.any_depth,
     v.negation_contradicted,
+    v.named_label_rule,
+    v.absent_link_rule,
     v.relationship_direction,
     v.reciprocal_relationship,
     v.relationship_word,
@@ -297,6 +308,7 @@ RULES: tuple[Rule, ...] = (
     v.property_from_neighbour,
     v.label_as_property,
     v.property_for_label,
+    v.misfit_value_label,
     v.asked_but_missing,
     v.costly_read_repeated,
     v.with_keeps_the_node,
@@ -306,6 +318,8 @@ RULES: tuple[Rule, ...] = (
     e.walked_back_rule,
     e.value_completed,
     e.value_property,
+    e.value_label,
+    e.unsaid_number,
     e.value_moved,
     e.value_chosen,
     e.value_next_door,

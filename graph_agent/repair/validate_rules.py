@@ -12,6 +12,7 @@ from graph_agent.graphdb.errors import GraphError
 from graph_agent.graphdb.schema import schema_vocabulary
 from graph_agent.lint import (
     MapEntry,
+    is_null_entry,
     is_type_name,
     node_map_entries,
     pattern_map_entries,
@@ -40,6 +41,7 @@ from graph_agent.repair.counts import (
     unused_grouping_key,
 )
 from graph_agent.repair.edits import (
+    absent_link,
     aggregate_by_alias,
     bind_unbound_variable,
     co_linked_node,
@@ -48,12 +50,14 @@ from graph_agent.repair.edits import (
     counted_road,
     grouped_with,
     label_chain,
+    named_label,
     named_node_linked,
     named_node_returned,
     property_through_neighbour,
     relationship_named,
     respelled_names,
 )
+from graph_agent.repair.execute_rules import relabelled_read
 from graph_agent.repair.probes import nothing_found
 from graph_agent.repair.relationships import (
     both_chained_fix,
@@ -214,6 +218,29 @@ def type_as_value(case: Case) -> Fix | None:
     return Fix(f"dropped {dropped}: a type name from the schema, not a value", cypher=fixed)
 
 
+_ABSENCE = re.compile(
+    r"\b(?:no|not|never|none|without|missing|unknown|empty|lacks?|lacking|blank|unset)\b|n't\b",
+    re.IGNORECASE,
+)
+
+
+@rule("null-in-map", V, S, Kind.REWRITE)
+def null_in_map(case: Case) -> Fix | None:
+    """ "Which distribution center supplies the most destination centers?" written `MATCH
+    (d:DistributionCenter)-[r:SUPPLY_TO {distance: NULL}]->(dc:DestinationCenter)` (a trial on
+    a supply-chain graph nobody here wrote): nothing came back, since a comparison with null
+    is never true and such a map matches nothing. Where the question says nothing of a value
+    being absent ("no", "without", "missing", "unknown" …), a pattern map's entry whose value
+    is null is no filter; it goes (a map left empty goes with its braces)."""
+    entries = pattern_map_entries(case.cypher)
+    nulls = [e for e in entries if is_null_entry(e)]
+    if not nulls or _ABSENCE.search(case.question):
+        return None
+    fixed = without_entries(case.cypher, entries, is_null_entry)
+    dropped = ", ".join(dict.fromkeys(e.text for e in nulls))
+    return Fix(f"dropped {dropped}: a map entry equal to null matches nothing", cypher=fixed)
+
+
 _SAME_KEY_MAP = re.compile(r"\{\s*(\w+)\s*:\s*(-?\d+(?:\.\d+)?|'[^'\n]*'|\"[^\"\n]*\")\s*\}")
 
 
@@ -347,6 +374,31 @@ def negation_contradicted(case: Case) -> Fix | None:
     if fixed := contradicted_negation(case.cypher, case.ctx.schema):
         return Fix(fixed[1], cypher=fixed[0])
     return None
+
+
+@rule("absent-link", V, S, Kind.REWRITE)
+def absent_link_rule(case: Case) -> Fix | None:
+    """ "Which distribution centers supply no destination center?" written `MATCH
+    (d:DistributionCenter)-[:SUPPLY_TO]->(dc:DestinationCenter) WHERE dc.type IS NULL RETURN
+    dc` (a trial on a supply-chain graph nobody here wrote): a path that is matched has its
+    end, so nothing came back. A "which <label> … no <other label>" question answered by one
+    hop between the two, filtered only by a property of the far end being null, asks for the
+    nodes with no such hop: `MATCH (d:DistributionCenter) WHERE NOT (d)-[:SUPPLY_TO]->
+    (:DestinationCenter) RETURN d.description …`."""
+    fixed = absent_link(case.cypher, case.question, case.ctx.schema)
+    return Fix(fixed[1], cypher=fixed[0]) if fixed else None
+
+
+@rule("named-label", V, S, Kind.REWRITE)
+def named_label_rule(case: Case) -> Fix | None:
+    """ "Which distribution centers are in Canada?" written `MATCH (d:DestinationCenter
+    {country: 'Canada'})` (a trial on a supply-chain graph nobody here wrote): the destination
+    centers came back. The one label the question names and the statement lacks replaces the
+    one label the statement uses and the question does not name, where the two share their
+    last word (DistributionCenter, DestinationCenter) and the statement still fits the schema.
+    Not where the question names both, or neither."""
+    fixed = named_label(case.cypher, case.question, case.ctx.schema)
+    return Fix(fixed[1], cypher=fixed[0]) if fixed else None
 
 
 @rule("relationship-direction", V, S, Kind.REWRITE)
@@ -533,6 +585,21 @@ def name_property(case: Case) -> Fix | None:
     properties whose name says name, read nowhere before the RETURN."""
     fixed = name_property_fix(case.cypher, case.ctx.schema)
     return Fix(fixed[1], cypher=fixed[0]) if fixed else None
+
+
+@rule("misfit-value-label", V, Trigger.SCHEMA_PROBLEM, Kind.REWRITE)
+async def misfit_value_label(case: Case) -> Fix | None:
+    """ "Which centers is Madrid linked to?" written `MATCH (d:DestinationCenter {city:
+    'Madrid'}) OPTIONAL MATCH (d)-[:LINKED]->(dc:DestinationCenter)` (a trial on a
+    supply-chain graph nobody here wrote): the schema has no LINKED between destination
+    centers, and Madrid is a DistributionCenter's city. value-label's change for a statement
+    the schema check refused: the one other label that holds the literal, where the statement
+    then fits the schema and finds rows (each place alone, then every place); the statement
+    then runs as usual."""
+    if not check_schema(case.cypher, case.ctx.schema).problems:
+        return None  # an earlier rule made it fit
+    found = await relabelled_read(case)
+    return Fix(found[1], cypher=found[0]) if found else None
 
 
 @rule("asked-but-missing", V, Trigger.SCHEMA_PROBLEM, Kind.GUARD)

@@ -1205,6 +1205,124 @@ def test_the_cybersecurity_trials_questions_are_repaired(
     _repaired_on(scratch_db, _DIRECTORY, question, written, rows, rule)
 
 
+# The supply-chain trial's shapes (neo4j-examples/supply-chain-demo): distribution centers
+# (called by their description; a number as id) linked to each other and supplying
+# destination centers (two labels alike but for one word, both with a city and a country; the
+# distance on the relationship), trucks and the systems that report on them.
+_SUPPLY = (
+    "CREATE (sd:DistributionCenter {id: 22, description: 'San Diego Distribution Center', "
+    "city: 'San Diego', country: 'EEUU'}), "
+    "(ph:DistributionCenter {id: 28, description: 'Phoenix Distribution Center', "
+    "city: 'Phoenix', country: 'EEUU'}), "
+    "(:DistributionCenter {id: 23, description: 'Toronto Distribution Center', "
+    "city: 'Toronto', country: 'Canada'}), "
+    "(:DistributionCenter {id: 20, description: 'Vancouver Distribution Center', "
+    "city: 'Vancouver', country: 'Canada'}), "
+    "(ma:DistributionCenter {id: 1, description: 'Madrid Distribution Center', "
+    "city: 'Madrid', country: 'Spain'})-[:LINKED {distance: 1264.8}]->"
+    "(:DistributionCenter {id: 2, description: 'London Distribution Center', "
+    "city: 'London', country: 'UK'}), "
+    "(mo:DestinationCenter {city: 'Montreal', country: 'Canada'}), "
+    "(la:DestinationCenter {city: 'Los Angeles', country: 'EEUU'}), "
+    "(da:DestinationCenter {city: 'Dallas', country: 'EEUU'}), "
+    "(sd)-[:SUPPLY_TO {distance: 180.5}]->(la), (sd)-[:SUPPLY_TO {distance: 1700.2}]->(da), "
+    "(sd)-[:LINKED {distance: 180.5}]->(la), "
+    "(ph)-[:SUPPLY_TO {distance: 1420.0}]->(da), "
+    "(t1:Truck {id: '1421412P'}), (t2:Truck {id: '1421413P'}), "
+    "(:System {name: 'Cooling System', failure: false})-[:SYSTEM]->(t1), "
+    "(:System {name: 'Engine System', failure: true})-[:SYSTEM]->(t1), "
+    "(:System {name: 'Cooling System', failure: false})-[:SYSTEM]->(t2)"
+)
+
+
+@pytest.mark.parametrize(
+    ("question", "written", "rows", "rule"),
+    [
+        (
+            "Which distribution centers are in Canada?",
+            "MATCH (d:DestinationCenter {country: 'Canada'}) RETURN d.city AS city ORDER BY city",
+            [("Toronto",), ("Vancouver",)],  # Montreal, a destination center
+            "named-label",
+        ),
+        (
+            "Which distribution center supplies the most destination centers?",
+            "MATCH (d:DistributionCenter)-[r:SUPPLY_TO {distance: NULL}]->(dc:DestinationCenter) "
+            "RETURN d.city AS city, count(dc) AS supplied ORDER BY supplied DESC LIMIT 1",
+            [("San Diego", 2)],  # a map entry equal to null: nothing
+            "null-in-map",
+        ),
+        (
+            "Which distribution center supplies the most destination centers?",
+            "MATCH (d:DistributionCenter)-[:SUPPLY_TO]->(dc:DistributionCenter) "
+            "RETURN d.city AS city, count(dc) AS supplied ORDER BY supplied DESC LIMIT 1",
+            [("San Diego", 2)],  # no centre supplies another distribution center
+            "named-label",
+        ),
+        (
+            "How many destination centers does each distribution center supply?",
+            "MATCH (dc:DistributionCenter)-[:SUPPLY_TO]->(dc2:DestinationCenter) "
+            "RETURN dc2.country AS country, count(DISTINCT dc2) AS supplied ORDER BY supplied DESC",
+            [("San Diego Distribution Center", 2), ("Phoenix Distribution Center", 1)],
+            "which-names-the-thing",  # grouped by the supplied centers' country
+        ),
+        (
+            "Which centers is Madrid linked to?",
+            "MATCH (d:DestinationCenter {city: 'Madrid'})-[:LINKED]-(o) RETURN o.city AS city",
+            [("London",)],  # Madrid is a distribution center's city
+            "value-label",
+        ),
+        (
+            "Which centers is Madrid linked to?",
+            "MATCH (d:DestinationCenter {city: 'Madrid'}) "
+            "OPTIONAL MATCH (d)-[r:LINKED]->(dc:DestinationCenter) RETURN dc.city AS city",
+            [("London",)],  # refused: no LINKED between destination centers
+            "misfit-value-label",
+        ),
+        (
+            "Which centers is Madrid linked to?",
+            "MATCH (d:DistributionCenter {city: 'Madrid'})-[:LINKED {distance: 0}]->(dc) "
+            "RETURN dc.city AS city",
+            [("London",)],  # no link is 0 long
+            "unsaid-number",
+        ),
+        (
+            "Which distribution centers supply no destination center?",
+            "MATCH (d:DistributionCenter)-[r:SUPPLY_TO]->(dc:DestinationCenter) "
+            "WHERE dc.city IS NULL RETURN dc",
+            [
+                ("London Distribution Center",),
+                ("Madrid Distribution Center",),
+                ("Toronto Distribution Center",),
+                ("Vancouver Distribution Center",),
+            ],  # a matched path has its end: nothing
+            "absent-link",
+        ),
+        (
+            "How many systems does each truck have?",
+            "MATCH (t:Truck)<-[:SYSTEM]-(s:System) RETURN count(DISTINCT s) AS systems "
+            "ORDER BY systems DESC",
+            [("1421412P", 2), ("1421413P", 1)],  # one total: 3
+            "which-names-the-thing",
+        ),
+    ],
+    ids=[
+        "a look-alike label",
+        "a null in a map",
+        "both named, one misplaced",
+        "each one's count grouped by the other",
+        "a value under a look-alike label",
+        "a value under a look-alike label, refused",
+        "a number nobody said",
+        "none of a label as a null",
+        "a count of each",
+    ],
+)
+def test_the_supply_chain_trials_questions_are_repaired(
+    scratch_db: GraphDB, question: str, written: str, rows: list[tuple[object, ...]], rule: str
+) -> None:
+    _repaired_on(scratch_db, _SUPPLY, question, written, rows, rule)
+
+
 def test_a_topic_word_a_glued_name_holds_is_asked(scratch_db: GraphDB) -> None:
     """ "password" is a general topic (declined before the model on a graph without the word);
     `pwdlastset` holds its short form, so the question is the graph's."""
