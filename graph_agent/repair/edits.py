@@ -8,7 +8,7 @@ from collections.abc import Callable, Iterable, Sequence
 
 from graph_agent.graphdb.protocol import GraphSchema, LabelInfo
 from graph_agent.graphdb.schema import quote_name_if_needed
-from graph_agent.lint import MapEntry, node_map_entries, without_entries
+from graph_agent.lint import MapEntry, node_map_entries, pattern_map_entries, without_entries
 from graph_agent.pruning import name_words, question_words
 from graph_agent.question_fit import counted_label
 from graph_agent.repair.relationships import Hop, written_hops
@@ -1278,10 +1278,12 @@ def absent_link(cypher: str, question: str, schema: GraphSchema) -> tuple[str, s
     "Which distribution centers supply no destination center?" written `MATCH
     (d:DistributionCenter)-[:SUPPLY_TO]->(dc:DestinationCenter) WHERE dc.type IS NULL RETURN
     dc` (a trial on a supply-chain graph nobody here wrote): a matched path always has its end,
-    so nothing came back. Where a "which <label> … no <other label>" question's statement is
-    one MATCH of one hop between the two, filtered only by a property of the other end being
-    null, it becomes `MATCH (d:DistributionCenter) WHERE NOT (d)-[:SUPPLY_TO]->
-    (:DestinationCenter) RETURN d.<what it is called by>`."""
+    so nothing came back; "Which destination centers does no distribution center supply?"
+    written with the hop and no filter at all named every supplied one. Where a "which
+    <label> … no <other label>" question's statement is one MATCH of one hop between the two,
+    with no filter or only a property of the other end being null, it becomes `MATCH
+    (d:DistributionCenter) WHERE NOT (d)-[:SUPPLY_TO]->(:DestinationCenter) RETURN d.<what it
+    is called by>`."""
     said_none = _NONE_OF.search(question)
     asked = asked_label(question, schema)
     if said_none is None or asked is None:
@@ -1291,7 +1293,9 @@ def absent_link(cypher: str, question: str, schema: GraphSchema) -> tuple[str, s
         return None
     statement = Statement(cypher)
     kinds = [statement.keyword_at(c) for c in statement.clauses]
-    if kinds[:2] != ["MATCH", "WHERE"] or "MATCH" in kinds[2:] or kinds[2:3] != ["RETURN"]:
+    filtered = kinds[1:2] == ["WHERE"]
+    rest = kinds[2:] if filtered else kinds[1:]
+    if kinds[:1] != ["MATCH"] or rest[:1] != ["RETURN"] or "MATCH" in rest:
         return None
     tokens, names = statement.tokens, referenced_names(cypher)
     hops = list(written_hops(tokens, names))
@@ -1300,19 +1304,15 @@ def absent_link(cypher: str, question: str, schema: GraphSchema) -> tuple[str, s
     hop = hops[0]
     mine = hop.left == asked[0].name
     var, far = (hop.left_var, hop.right_var) if mine else (hop.right_var, hop.left_var)
-    where = [
-        t.text.upper() if t.is_keyword("IS", "NULL") else t.text
-        for t in tokens[statement.clauses[1] + 1 : statement.clauses[2]]
-    ]
-    if (
-        var is None
-        or far is None
-        or len(where) != 5
-        or where[0] != far
-        or where[1] != "."
-        or where[3:] != ["IS", "NULL"]
-    ):
-        return None
+    if var is None or pattern_map_entries(cypher):
+        return None  # a filter on either end is not only the link
+    if filtered:
+        where = [
+            t.text.upper() if t.is_keyword("IS", "NULL") else t.text
+            for t in tokens[statement.clauses[1] + 1 : statement.clauses[2]]
+        ]
+        if far is None or len(where) != 5 or where[:2] != [far, "."] or where[3:] != ["IS", "NULL"]:
+            return None
     outward = hop.points_right == mine
     road = (
         f"-[:{quote_name_if_needed(hop.rel_type)}]->"

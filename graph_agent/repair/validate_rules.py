@@ -381,9 +381,10 @@ def absent_link_rule(case: Case) -> Fix | None:
     """ "Which distribution centers supply no destination center?" written `MATCH
     (d:DistributionCenter)-[:SUPPLY_TO]->(dc:DestinationCenter) WHERE dc.type IS NULL RETURN
     dc` (a trial on a supply-chain graph nobody here wrote): a path that is matched has its
-    end, so nothing came back. A "which <label> … no <other label>" question answered by one
-    hop between the two, filtered only by a property of the far end being null, asks for the
-    nodes with no such hop: `MATCH (d:DistributionCenter) WHERE NOT (d)-[:SUPPLY_TO]->
+    end, so nothing came back (and "Which destination centers does no distribution center
+    supply?", the hop written with no filter, named every supplied one). A "which <label> …
+    no <other label>" question answered by one hop between the two, with no filter or only a
+    property of the far end being null, asks for the nodes with no such hop: `MATCH (d:DistributionCenter) WHERE NOT (d)-[:SUPPLY_TO]->
     (:DestinationCenter) RETURN d.description …`."""
     fixed = absent_link(case.cypher, case.question, case.ctx.schema)
     return Fix(fixed[1], cypher=fixed[0]) if fixed else None

@@ -1222,9 +1222,10 @@ _SUPPLY = (
     "city: 'Madrid', country: 'Spain'})-[:LINKED {distance: 1264.8}]->"
     "(:DistributionCenter {id: 2, description: 'London Distribution Center', "
     "city: 'London', country: 'UK'}), "
-    "(mo:DestinationCenter {city: 'Montreal', country: 'Canada'}), "
-    "(la:DestinationCenter {city: 'Los Angeles', country: 'EEUU'}), "
-    "(da:DestinationCenter {city: 'Dallas', country: 'EEUU'}), "
+    "(mo:DestinationCenter {description: 'Montreal Center', city: 'Montreal', country: 'Canada'}), "
+    "(la:DestinationCenter {description: 'Los Angeles Center', city: 'Los Angeles', "
+    "country: 'EEUU'}), "
+    "(da:DestinationCenter {description: 'Dallas Center', city: 'Dallas', country: 'EEUU'}), "
     "(sd)-[:SUPPLY_TO {distance: 180.5}]->(la), (sd)-[:SUPPLY_TO {distance: 1700.2}]->(da), "
     "(sd)-[:LINKED {distance: 180.5}]->(la), "
     "(ph)-[:SUPPLY_TO {distance: 1420.0}]->(da), "
@@ -1298,6 +1299,13 @@ _SUPPLY = (
             "absent-link",
         ),
         (
+            "Which destination centers does no distribution center supply?",
+            "MATCH (dc:DestinationCenter)<-[:SUPPLY_TO]-(d:DistributionCenter) "
+            "RETURN dc.city AS city",
+            [("Montreal Center",)],  # the "no" left out: every supplied one
+            "absent-link",
+        ),
+        (
             "How many systems does each truck have?",
             "MATCH (t:Truck)<-[:SYSTEM]-(s:System) RETURN count(DISTINCT s) AS systems "
             "ORDER BY systems DESC",
@@ -1314,6 +1322,7 @@ _SUPPLY = (
         "a value under a look-alike label, refused",
         "a number nobody said",
         "none of a label as a null",
+        "none of a label left out",
         "a count of each",
     ],
 )
