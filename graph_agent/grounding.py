@@ -290,6 +290,31 @@ def dropped_reference(
     return found
 
 
+_SINGULAR_REFERENCE = re.compile(r"\b(?:its|it|this one|that one)\b", re.IGNORECASE)
+
+
+def lost_referent(standalone: str, question: str, answer: str) -> tuple[str, str] | None:
+    """The follow-up's "it" (or "its", "that one") and the one name the previous answer gave,
+    when the rewrite lost it: "which destination centers does it supply?" after "• description:
+    San Diego Distribution Center, count: 3" rewritten "Which destination centers does the
+    distribution center supply?" (a supply-chain playground) asked about every center. None
+    when the answer named no one thing (no name, or several) or the rewrite keeps its name."""
+    found = _SINGULAR_REFERENCE.search(question)
+    names = list(dict.fromkeys(capitalised_names(answer)))
+    if found is None or len(names) != 1:
+        return None
+    if names[0].casefold() in standalone.casefold():
+        return None
+    return found.group(), names[0]
+
+
+def with_referent(question: str, pronoun: str, name: str) -> str:
+    """The follow-up with its first `pronoun` replaced by `name` ("its" by "<name>'s")."""
+    said = name + "'s" if pronoun.casefold() == "its" else name
+    text = re.sub(rf"\b{re.escape(pronoun)}\b", said, question.strip(), count=1)
+    return text[:1].upper() + text[1:]
+
+
 def _kept_words(text: str) -> list[str]:
     """Content words and numbers ("2003" is a condition too)."""
     return [*content_words(text), *re.findall(r"\b\d[\d.,]*\b", text)]

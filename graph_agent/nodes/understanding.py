@@ -12,7 +12,7 @@ from graph_agent import prompts
 from graph_agent.config import GuardFirst
 from graph_agent.context import Context
 from graph_agent.graphdb.schema import schema_vocabulary
-from graph_agent.grounding import dropped_reference, leaning_words
+from graph_agent.grounding import dropped_reference, leaning_words, lost_referent, with_referent
 from graph_agent.llm import LLMCall
 from graph_agent.nodes.common import Update, llm_timeout, step
 from graph_agent.nodes.prompt_parts import value_hints
@@ -161,12 +161,21 @@ async def _stand_alone(
     """One repair when the rewrite still leans on the history ("what else did he write?");
     the rewrite that leans least is kept. A rewrite that lost the follow-up's "of those" (the
     previous answer it asks among) becomes the follow-up with the previous question beside
-    it, with no call: on the cybersecurity playground the 1.5B model lost it again when asked."""
+    it, with no call: on the cybersecurity playground the 1.5B model lost it again when asked.
+    A rewrite that lost the follow-up's "it" when the previous answer named one thing gets
+    that name in its place, with no call (a supply-chain playground)."""
     standalone = decision.standalone_question.strip() or question
     words = leaning_words(standalone, question)
     if decision.scope != "in_scope":
         return decision, []
     if not words:
+        referent = lost_referent(standalone, question, last.answer)
+        if referent is not None:
+            logger.info(
+                "standalone question lost the follow-up's %r: the answer's name put in", referent[0]
+            )
+            named = with_referent(question, *referent)
+            return decision.model_copy(update={"standalone_question": named}), []
         previous = last.standalone_question or last.question
         labels = [label.name for label in ctx.schema.labels]
         lost = dropped_reference(standalone, question, previous, labels)

@@ -270,3 +270,33 @@ def test_a_follow_up_whose_rewrite_kept_of_those_costs_no_repair(demo_db: GraphD
     )
     assert result.standalone_question == AMONG_THEM
     assert result.llm_steps == ["guard", "generate", "evaluate"]
+
+
+CHECKOUT = [
+    Turn(
+        question="Which service has the most incidents?",
+        standalone_question="Which service has the most incidents?",
+        cypher="MATCH (i:Incident)-[:AFFECTED]->(s:Service) RETURN s.name AS service, count(i) AS n",
+        answer="• service: Checkout Api, n: 12",
+    )
+]
+
+
+def test_a_follow_up_whose_rewrite_lost_it_gets_the_answers_name(demo_db: GraphDB) -> None:
+    """ "which team owns it?" rewritten "Which team owns the service?" asked about every
+    service; the follow-up goes on with the previous answer's one name in place of "it", with
+    no call more (a supply-chain playground: "which destination centers does it supply?")."""
+    model, result = ask(
+        demo_db,
+        [
+            guard_reply(standalone="Which team owns the service?"),
+            cypher_reply("MATCH (t:Team)-[:OWNS]->(s:Service) RETURN t.name AS team"),
+            evaluation_reply(answer="ok"),
+        ],
+        "which team owns it?",
+        CHECKOUT,
+    )
+    named = "Which team owns Checkout Api?"
+    assert result.standalone_question == named
+    assert result.llm_steps == ["guard", "generate", "evaluate"]
+    assert model.prompts[1].endswith(f"Question: {named}")

@@ -13,9 +13,11 @@ from graph_agent.grounding import (
     capitalised_names,
     dropped_reference,
     leaning_words,
+    lost_referent,
     nothing_found,
     question_entities,
     unsupported_claims,
+    with_referent,
 )
 
 FILMS: list[list[Any]] = [["The Matrix", 1999, 8.7], ["Speed", 1994, 7.2]]
@@ -181,3 +183,38 @@ def test_a_rewrite_that_lost_of_those(
     standalone: str, question: str, previous: str, lost: list[str]
 ) -> None:
     assert dropped_reference(standalone, question, previous, ["Computer", "Service"]) == lost
+
+
+SAN_DIEGO = "• description: San Diego Distribution Center, count: 3"
+
+
+@pytest.mark.parametrize(
+    ("standalone", "question", "answer", "lost"),
+    [
+        ("Which destination centers does the distribution center supply?", "which destination centers does it supply?", SAN_DIEGO, ("it", "San Diego Distribution Center")),
+        ("What is the reference?", "what is its reference?", SAN_DIEGO, ("its", "San Diego Distribution Center")),
+        ("Which destination centers does San Diego Distribution Center supply?", "which destination centers does it supply?", SAN_DIEGO, None),
+        ("Which destination centers do they supply?", "which destination centers do they supply?", SAN_DIEGO, None),
+        ("Which centers does it supply?", "which centers does it supply?", "Vancouver Distribution Center, Toronto Distribution Center.", None),
+        ("Which centers does it supply?", "which centers does it supply?", "t.id: 1421412P", None),
+    ],
+    ids=["lost", "its", "kept", "no singular reference", "several names", "no name"],
+)  # fmt: skip
+def test_a_rewrite_that_lost_it(
+    standalone: str, question: str, answer: str, lost: tuple[str, str] | None
+) -> None:
+    assert lost_referent(standalone, question, answer) == lost
+
+
+def test_the_lost_name_takes_the_pronouns_place() -> None:
+    name = "San Diego Distribution Center"
+    assert with_referent("which centers does it supply?", "it", name) == (
+        "Which centers does San Diego Distribution Center supply?"
+    )
+    assert with_referent("what is its reference?", "its", name) == (
+        "What is San Diego Distribution Center's reference?"
+    )
+    assert (
+        with_referent("is it in item 3?", "it", name)
+        == "Is San Diego Distribution Center in item 3?"
+    )
