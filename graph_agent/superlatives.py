@@ -436,12 +436,11 @@ def identify_fix(cypher: str, question: str, schema: GraphSchema) -> tuple[str, 
     used = {t.text for item in items for t in statement.tokens[item.first : item.end]}
     free = [v for v in names.variables if v not in used]
     asked = asked_label(question, schema)
-    each = each_label(question, schema)
     if asked is not None:
         candidates = [v for v in free if names.variables[v] == asked[0].name]
     elif ASKS_WHO.match(question):
         candidates = free
-    elif each is not None:
+    elif (each := each_label(question, schema)) is not None:
         candidates = [v for v in free if names.variables[v] == each.name]
     else:
         return None

@@ -1200,7 +1200,8 @@ def _walk_back(first: Hop, second: Hop) -> tuple[str, str, str, bool] | None:
 
 
 def labels_named(question: str, schema: GraphSchema) -> set[str]:
-    """The labels the question names in its words ("distribution centers" → DistributionCenter)."""
+    """The labels the question names in its words ("distribution centers" →
+    DistributionCenter)."""
     words = re.findall(r"[A-Za-z][\w-]*", question)
     return {said.label.name for i in range(len(words)) if (said := label_said(words[i:], schema))}
 

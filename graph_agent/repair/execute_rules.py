@@ -200,12 +200,13 @@ async def value_label(case: Case) -> Fix | None:
     to?" (a trial on a supply-chain graph nobody here wrote), where Madrid is the city of a
     DistributionCenter, a label alike in all but one word. When no node of the filtered label
     holds the literal and exactly one other label with that property and the same last word
-    (Center) does (a Service's name held by a Team is value-moved's: the team's services), the statement
-    takes that label where it wrote the first (each place alone, then every place: the model
-    that wrote one wrong label for Madrid wrote it for Madrid's neighbours too), where it then
-    fits the schema, and is read again; the first that finds rows answers and is the
-    statement shown. Not in a restricted channel (the reads would bypass its row redaction).
-    misfit-value-label does the same for a statement the schema check refused."""
+    (Center) does (a Service's name held by a Team is value-moved's: the team's services),
+    the statement takes that label where it wrote the first (each place alone, then every
+    place: the model that wrote one wrong label for Madrid wrote it for Madrid's neighbours
+    too), where it then fits the schema, and is read again; the first that finds rows
+    answers and is the statement shown. Not in a restricted channel (the reads would bypass
+    its row redaction). misfit-value-label does the same for a statement the schema check
+    refused."""
     found = await relabelled_read(case)
     return Fix(found[1], cypher=found[0], update=found[2]) if found else None
 
@@ -255,8 +256,8 @@ async def relabelled_read(case: Case) -> tuple[str, str, dict[str, Any]] | None:
         for fixed, place in fitting[holding[0]]:
             if (kept := await _read_again(case, fixed)) is not None:
                 where = "" if place is None else f" (place {place})"
-                detail = f"{label}.{prop} {literal(value)} → {holding[0]}{where}, the label that holds it"
-                return fixed, detail, kept
+                moved = f"{label}.{prop} {literal(value)} → {holding[0]}{where}"
+                return fixed, f"{moved}, the label that holds it", kept
     return None
 
 

@@ -235,6 +235,21 @@ the rules removed there, and why, are listed on that page too), with these still
   puts null first). Beside them, not a rule: a general topic word the graph holds inside a name
   written as one word, or as its usual short form, is the graph's (`pwdlastset` had made "Which
   user changed their password longest ago?" a question about passwords, declined).
+- the twenty-sixth session's, from a trial on a supply-chain graph (neo4j-examples/
+  supply-chain-demo: distribution and destination centers, the links and supplies between
+  them, trucks, their systems and routes; no eval set): named-label ("Which distribution
+  centers are in Canada?" matched the look-alike DestinationCenter), null-in-map (`-[:SUPPLY_TO
+  {distance: NULL}]->` matched nothing), absent-link ("Which distribution centers supply no
+  destination center?" written as a null property of the destination), value-label and
+  misfit-value-label (Madrid written as a DestinationCenter's city: it is a
+  DistributionCenter's), unsaid-number (`-[:LINKED {distance: 0}]->` for a question with no
+  number) and which-names-the-thing for "each <label>" ("How many systems does each truck
+  have?" gave one total; "How many destination centers does each distribution center
+  supply?" was grouped by the destinations' type). Beside them, not rules: a `description`
+  names a node before a number (graphdb/schema.display_property), a string `id` is a value
+  the lookup knows where nothing else names the node (route "r1", truck "1421412P"), and a
+  follow-up whose rewrite lost its "it" gets the previous answer's one name in its place
+  (grounding.lost_referent).
 
 A new rule: write it in the module of its phase (`validate_rules`, `execute_rules`,
 `answer_rules`; a first rule for the correct step starts `correct_rules` and its trigger) with the `rule` decorator (a docstring that

@@ -384,8 +384,9 @@ def absent_link_rule(case: Case) -> Fix | None:
     end, so nothing came back (and "Which destination centers does no distribution center
     supply?", the hop written with no filter, named every supplied one). A "which <label> …
     no <other label>" question answered by one hop between the two, with no filter or only a
-    property of the far end being null, asks for the nodes with no such hop: `MATCH (d:DistributionCenter) WHERE NOT (d)-[:SUPPLY_TO]->
-    (:DestinationCenter) RETURN d.description …`."""
+    property of the far end being null, asks for the nodes with no such hop: `MATCH
+    (d:DistributionCenter) WHERE NOT (d)-[:SUPPLY_TO]->(:DestinationCenter) RETURN
+    d.description …`."""
     fixed = absent_link(case.cypher, case.question, case.ctx.schema)
     return Fix(fixed[1], cypher=fixed[0]) if fixed else None
 
@@ -396,8 +397,9 @@ def named_label_rule(case: Case) -> Fix | None:
     {country: 'Canada'})` (a trial on a supply-chain graph nobody here wrote): the destination
     centers came back. The one label the question names and the statement lacks replaces the
     one label the statement uses and the question does not name, where the two share their
-    last word (DistributionCenter, DestinationCenter) and the statement still fits the schema.
-    Not where the question names both, or neither."""
+    last word (DistributionCenter, DestinationCenter) and the statement still fits the schema;
+    where the question names both and the statement wrote one twice in a pattern the schema
+    lacks, the one place whose change makes it fit is changed."""
     fixed = named_label(case.cypher, case.question, case.ctx.schema)
     return Fix(fixed[1], cypher=fixed[0]) if fixed else None
 
@@ -594,7 +596,7 @@ async def misfit_value_label(case: Case) -> Fix | None:
     'Madrid'}) OPTIONAL MATCH (d)-[:LINKED]->(dc:DestinationCenter)` (a trial on a
     supply-chain graph nobody here wrote): the schema has no LINKED between destination
     centers, and Madrid is a DistributionCenter's city. value-label's change for a statement
-    the schema check refused: the one other label that holds the literal, where the statement
+    the schema check refused: the one label alike that holds the literal, where the statement
     then fits the schema and finds rows (each place alone, then every place); the statement
     then runs as usual."""
     if not check_schema(case.cypher, case.ctx.schema).problems:
