@@ -58,6 +58,11 @@ class MapEntry:
     braces: tuple[int, int]
     """Offsets of the map's `{` and just past its `}`."""
 
+    @property
+    def value(self) -> str:
+        """The value as written: `'X'` of `categoryName: 'X'`."""
+        return self.text.split(":", 1)[1].strip()
+
 
 def node_map_entries(cypher: str) -> list[MapEntry]:
     """Every `key: value` in the property maps of node patterns, in the order written
@@ -114,13 +119,13 @@ def is_type_name(entry: MapEntry) -> bool:
     """Whether a map entry's value is a type name the schema text writes, not a value:
     `watchCount: INTEGER` copied from `(:User)-[:WATCHED {watchCount: INTEGER}]->(:Movie)`.
     An upper-case name only: a variable called `integer` is the statement's own."""
-    return entry.text.split(":", 1)[1].strip() in TYPE_NAMES
+    return entry.value in TYPE_NAMES
 
 
 def is_null_entry(entry: MapEntry) -> bool:
     """Whether a map entry's value is `null`: `{distance: NULL}` matches no node or
     relationship (a comparison with null is never true)."""
-    return entry.text.split(":", 1)[1].strip().upper() == "NULL"
+    return entry.value.upper() == "NULL"
 
 
 def without_entries(

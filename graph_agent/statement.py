@@ -317,6 +317,15 @@ def without_order(cypher: str) -> str | None:
     return (cypher[: tokens[order].position] + cypher[stop:]).rstrip()
 
 
+def label_places(tokens: Sequence[Token], labels: Collection[str]) -> list[Token]:
+    """The tokens that write one of `labels` as a label (`:Label`), in order."""
+    return [
+        t
+        for i, t in enumerate(tokens)
+        if t.is_name and t.name in labels and i and tokens[i - 1].is_punct(":")
+    ]
+
+
 def binding(tokens: Sequence[Token], var: str) -> int | None:
     """The index of the "(" that first binds `var` with a label (`(var:Label`)."""
     return next(

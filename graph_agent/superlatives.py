@@ -22,7 +22,14 @@ from graph_agent.graphdb.protocol import GraphSchema, LabelInfo, PropertyInfo
 from graph_agent.graphdb.schema import NUMBER_TYPES, display_property
 from graph_agent.pruning import name_words
 from graph_agent.statement import Item, Statement, is_aggregate_call
-from graph_agent.words import ASKS_WHO, ASKS_WHO_OR_WHICH, SUPERLATIVE_EST, label_said, said
+from graph_agent.words import (
+    ASKS_WHO,
+    ASKS_WHO_OR_WHICH,
+    EACH_WORDS,
+    SUPERLATIVE_EST,
+    label_said,
+    said,
+)
 from guardrails import ReferencedNames, referenced_names, stem
 
 Kind = Literal["time", "span"]
@@ -403,7 +410,7 @@ def _aggregates(statement: Statement, item: Item) -> bool:
     return any(is_aggregate_call(statement.tokens, i) for i in range(item.first, item.end))
 
 
-_EACH = re.compile(r"\b(?:each|every|per)\s+([A-Za-z][\w-]*(?:\s+[A-Za-z][\w-]*){0,2})", re.I)
+_EACH = re.compile(rf"\b{EACH_WORDS}\s+([A-Za-z][\w-]*(?:\s+[A-Za-z][\w-]*){{0,2}})", re.I)
 
 
 def each_label(question: str, schema: GraphSchema) -> LabelInfo | None:

@@ -103,6 +103,9 @@ def label_said(
     return None
 
 
+EACH_WORDS = r"(?:each|every|per)"
+"""Words that ask for one answer per thing ("each department", "per team")."""
+
 ASKS_WHO = re.compile(r"^\W*who\b", re.IGNORECASE)
 """A question that starts with "who"."""
 ASKS_WHO_OR_WHICH = re.compile(r"^\W*(?:who|which)\b", re.IGNORECASE)

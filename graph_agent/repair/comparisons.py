@@ -555,7 +555,7 @@ def quoted_number_fix(cypher: str, schema: GraphSchema) -> tuple[str, str] | Non
 
     edits: list[tuple[int, int, str]] = []
     for entry in node_map_entries(cypher):
-        value = entry.text.split(":", 1)[1].strip()
+        value = entry.value
         if value[:1] in "'\"" and (number := _number(value)) and numeric(entry.label, entry.prop):
             at = entry.end - len(value)
             edits.append((at, entry.end, number))

@@ -19,11 +19,12 @@ from graph_agent.statement import (
     binding,
     fresh_variable,
     is_aggregate_call,
+    label_places,
     match_end,
     property_reads,
 )
 from graph_agent.superlatives import asked_label, name_properties
-from graph_agent.words import ASKS_WHO, label_said, plural
+from graph_agent.words import ASKS_WHO, EACH_WORDS, label_said, plural
 from graph_agent.words import said as said_word
 from guardrails import (
     ReferencedNames,
@@ -238,7 +239,7 @@ def label_chain(cypher: str, schema: GraphSchema) -> tuple[str, str] | None:
 
 HOW_MANY = re.compile(r"^\W*how\s+many\b", re.IGNORECASE)
 """A question that asks for a number of things."""
-EACH = re.compile(r"\b(?:each|every|per)\b", re.IGNORECASE)
+EACH = re.compile(rf"\b{EACH_WORDS}\b", re.IGNORECASE)
 """A question that asks for one answer per thing ("each department", "per team")."""
 
 
@@ -1227,16 +1228,8 @@ def named_label(cypher: str, question: str, schema: GraphSchema) -> tuple[str, s
         return None
     (want,) = missing
     head = split_name(want)[-1].lower()
-    tokens = tokenize(cypher)
-    spots = [
-        t
-        for i, t in enumerate(tokens)
-        if t.is_name
-        and i
-        and tokens[i - 1].is_punct(":")
-        and t.name in names.labels
-        and split_name(t.name)[-1].lower() == head
-    ]
+    alike = [label for label in names.labels if split_name(label)[-1].lower() == head]
+    spots = label_places(tokenize(cypher), alike)
     unnamed = {t.name for t in spots} - named
     quoted = quote_name_if_needed(want)
     if len(unnamed) == 1:

@@ -41,7 +41,13 @@ from graph_agent.result import Stage
 from graph_agent.schema_check import arrow, check_schema, two_hop_paths
 from graph_agent.schema_examples import literal
 from graph_agent.state import UnconfirmedRows
-from graph_agent.statement import Statement, distinct_read, fresh_variable, without_order
+from graph_agent.statement import (
+    Statement,
+    distinct_read,
+    fresh_variable,
+    label_places,
+    without_order,
+)
 from graph_agent.superlatives import TIE_ROWS, asks_order, nulls_last_read, tie_read, tied_rows
 from graph_agent.words import article, said
 from guardrails import referenced_names, split_name, stem, tokenize
@@ -181,8 +187,7 @@ async def unsaid_number(case: Case) -> Fix | None:
     entries = pattern_map_entries(case.cypher)
 
     def unsaid(entry: MapEntry) -> bool:
-        value = entry.text.split(":", 1)[1].strip()
-        return bool(_NUMBER.fullmatch(value)) and not said(value, case.question)
+        return bool(_NUMBER.fullmatch(entry.value)) and not said(entry.value, case.question)
 
     dropped = [e.text for e in entries if unsaid(e)]
     if not dropped:
@@ -222,12 +227,7 @@ async def relabelled_read(case: Case) -> tuple[str, str, dict[str, Any]] | None:
     for label, prop, value in literal_filters(case.cypher)[:MAX_LITERAL_CHECKS]:
         if not value.strip():
             continue
-        tokens = tokenize(case.cypher)
-        spots = [
-            t
-            for i, t in enumerate(tokens)
-            if t.is_name and t.name == label and i and tokens[i - 1].is_punct(":")
-        ]
+        spots = label_places(tokenize(case.cypher), [label])
         if not 0 < len(spots) <= MAX_LABEL_SPOTS:
             continue
         tries = [[spot] for spot in spots] + ([spots] if len(spots) > 1 else [])

@@ -179,7 +179,7 @@ def map_as_value(case: Case) -> Fix | None:
         return None
 
     def inner(entry: MapEntry) -> str | None:
-        found = _SAME_KEY_MAP.fullmatch(entry.text.split(":", 1)[1].strip())
+        found = _SAME_KEY_MAP.fullmatch(entry.value)
         if found is None or found.group(1) != entry.prop:
             return None
         value = found.group(2)
