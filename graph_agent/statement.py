@@ -350,3 +350,37 @@ def match_end(tokens: Sequence[Token], var: str) -> int | None:
         return None
     after = [k for k in clauses if k > bound]
     return tokens[after[0]].position if after else 1 << 30
+
+
+def clause_at(statement: Statement, offset: int) -> int | None:
+    """The top-level clause whose text holds `offset`."""
+    tokens = statement.tokens
+    return next((c for c in reversed(statement.clauses) if tokens[c].position <= offset), None)
+
+
+def add_condition(cypher: str, node_at: int, condition: str) -> str | None:
+    """`condition` added to the WHERE of the MATCH holding the node pattern at offset
+    `node_at` (the WHERE it has, in brackets, or a new one); None when no MATCH holds it."""
+    statement = Statement(cypher)
+    holding = clause_at(statement, node_at)
+    if holding is None or statement.keyword_at(holding) != "MATCH":
+        return None
+    edits = where_edits(statement, holding, condition)
+    return None if edits is None else statement.edited(edits)
+
+
+def where_edits(
+    statement: Statement, clause: int, condition: str
+) -> list[tuple[int, int, str]] | None:
+    """The edits that put `condition` in the WHERE after the clause at `clause` (ANDed with
+    the one there, which goes in brackets, or a new WHERE); None when that WHERE is empty."""
+    tokens = statement.tokens
+    end = statement.clause_end(clause)
+    if end < len(tokens) and statement.keyword_at(end) == "WHERE":
+        stop = statement.clause_end(end)
+        if stop <= end + 1:
+            return None
+        first, last = tokens[end + 1].position, tokens[stop - 1].end
+        return [(first, first, f"{condition} AND ("), (last, last, ")")]
+    last = tokens[end - 1].end
+    return [(last, last, f" WHERE {condition}")]

@@ -21,7 +21,7 @@ from typing import Any, Literal
 from graph_agent.graphdb.protocol import GraphSchema, LabelInfo, PropertyInfo
 from graph_agent.graphdb.schema import NUMBER_TYPES, display_property
 from graph_agent.pruning import name_words
-from graph_agent.statement import Item, Statement, is_aggregate_call
+from graph_agent.statement import Item, Statement, add_condition, binding, is_aggregate_call
 from graph_agent.words import (
     ASKS_WHO,
     ASKS_WHO_OR_WHICH,
@@ -939,6 +939,35 @@ def nulls_last_read(cypher: str) -> tuple[str, int] | None:
         return None
     at = statement.tokens[keys[0].first].position
     return statement.edited([(at, at, f"{key} IS NULL, ")]), column
+
+
+def null_group_read(cypher: str) -> tuple[str, int] | None:
+    """For a statement whose final RETURN ranks groups of a property (`MATCH (p:Person) RETURN
+    p.culture AS culture, count(p) AS n ORDER BY n DESC LIMIT 1`: one read of a property
+    beside aggregates, sorted and limited), the same read without the nodes that hold no value
+    there (`WHERE p.culture IS NOT NULL` in the MATCH that binds `p`) and that read's column:
+    the nodes lacking a property are grouped together, and where most lack it that group of
+    nothing comes first. None for any other shape, or where `p` is not bound by a MATCH."""
+    statement = Statement(cypher)
+    found = _final_sort(statement)
+    if found is None:
+        return None
+    items = found[0][1]
+    tokens = statement.tokens
+    measured = [
+        any(is_aggregate_call(tokens, i) for i in range(item.first, item.end)) for item in items
+    ]
+    groups = [n for n, item in enumerate(items) if not measured[n]]
+    if len(groups) != 1 or not any(measured):
+        return None
+    words = statement.words(items[groups[0]])
+    if len(words) != 3 or words[1] != "." or not tokens[items[groups[0]].first].is_name:
+        return None
+    bound = binding(tokens, words[0])
+    if bound is None:
+        return None
+    read = add_condition(cypher, tokens[bound].position, f"{words[0]}.{words[2]} IS NOT NULL")
+    return None if read is None else (read, groups[0])
 
 
 def tied_rows(rows: list[list[Any]], column: int) -> list[list[Any]]:

@@ -74,3 +74,23 @@ def omits_the_value(case: Case) -> Fix | None:
     if any(form.casefold() in text for form in forms):
         return None
     return Fix("the answer left out the value", note=_plain(case))
+
+
+@rule("one-of-many", A, W, Kind.GUARD)
+def one_of_many(case: Case) -> Fix | None:
+    """An answer that is one row's value alone while several rows came back: asked "Which houses
+    are in the North?" (a trial on a Game of Thrones graph nobody here wrote), the 1.5B model,
+    told that the person sees the 61 rows in a table, answered "House Ryder of the Rills", as if
+    that house were all. The plain rows (how many, and the first ones) instead. Not for one row,
+    for rows tied for first (their answer says they tie), nor for a graph tool's rows (the
+    first of the routes a connection finds is its answer)."""
+    if len(case.rows) < 2 or case.state.get("tied") or case.state.get("tool_text"):
+        return None
+    said = case.answer.strip().rstrip(".").strip().casefold()
+    if not said or not any(
+        isinstance(cell, str) and cell.strip().casefold() == said
+        for row in case.rows
+        for cell in row
+    ):
+        return None
+    return Fix(f"the answer named one of {len(case.rows)} rows", note=_plain(case))

@@ -15,7 +15,14 @@ from dataclasses import dataclass
 from graph_agent.graphdb.protocol import GraphSchema, LabelInfo, PropertyInfo
 from graph_agent.graphdb.schema import DATE_TEXT, NUMBER_TYPES, quote_name, quote_name_if_needed
 from graph_agent.lint import MapEntry, node_map_entries, property_at, without_entries
-from graph_agent.statement import Item, Statement, is_aggregate_call
+from graph_agent.statement import (
+    Item,
+    Statement,
+    add_condition,
+    clause_at,
+    is_aggregate_call,
+    where_edits,
+)
 from graph_agent.superlatives import read_property, sort_key_property
 from graph_agent.words import NUMBER_WORDS, said
 from guardrails import Token, referenced_names, tokenize
@@ -86,12 +93,6 @@ def _number(text: str) -> str | None:
     return value if re.fullmatch(r"\d+(?:\.\d+)?", value) else None
 
 
-def _clause_at(statement: Statement, offset: int) -> int | None:
-    """The top-level clause whose text holds `offset`."""
-    tokens = statement.tokens
-    return next((c for c in reversed(statement.clauses) if tokens[c].position <= offset), None)
-
-
 def _entries_to_where(
     cypher: str, entries: list[MapEntry], moved: dict[MapEntry, str]
 ) -> tuple[str, dict[MapEntry, str]] | None:
@@ -99,40 +100,12 @@ def _entries_to_where(
     WHERE, and the entries moved: those of the clause that holds the first (a later MATCH's
     variables are not bound yet there). None when no MATCH holds them."""
     statement = Statement(cypher)
-    clause = _clause_at(statement, next(iter(moved)).node)
-    moved = {e: c for e, c in moved.items() if _clause_at(statement, e.node) == clause}
+    clause = clause_at(statement, next(iter(moved)).node)
+    moved = {e: c for e, c in moved.items() if clause_at(statement, e.node) == clause}
     stripped = without_entries(cypher, entries, lambda e: e in moved)
     # The node's `(` comes before its map: its offset is the same after the entries go.
-    placed = _add_condition(stripped, next(iter(moved)).node, " AND ".join(moved.values()))
+    placed = add_condition(stripped, next(iter(moved)).node, " AND ".join(moved.values()))
     return None if placed is None else (placed, moved)
-
-
-def _add_condition(cypher: str, node_at: int, condition: str) -> str | None:
-    """`condition` added to the WHERE of the MATCH holding the node pattern at offset
-    `node_at` (the WHERE it has, in brackets, or a new one); None when no MATCH holds it."""
-    statement = Statement(cypher)
-    holding = _clause_at(statement, node_at)
-    if holding is None or statement.keyword_at(holding) != "MATCH":
-        return None
-    edits = _where_edits(statement, holding, condition)
-    return None if edits is None else statement.edited(edits)
-
-
-def _where_edits(
-    statement: Statement, clause: int, condition: str
-) -> list[tuple[int, int, str]] | None:
-    """The edits that put `condition` in the WHERE after the clause at `clause` (ANDed with
-    the one there, which goes in brackets, or a new WHERE); None when that WHERE is empty."""
-    tokens = statement.tokens
-    end = statement.clause_end(clause)
-    if end < len(tokens) and statement.keyword_at(end) == "WHERE":
-        stop = statement.clause_end(end)
-        if stop <= end + 1:
-            return None
-        first, last = tokens[end + 1].position, tokens[stop - 1].end
-        return [(first, first, f"{condition} AND ("), (last, last, ")")]
-    last = tokens[end - 1].end
-    return [(last, last, f" WHERE {condition}")]
 
 
 def _equalities(cypher: str, bounds: dict[str, str]) -> tuple[str, list[str]]:
@@ -207,7 +180,7 @@ def aggregate_bound_fix(cypher: str, question: str) -> tuple[str, str] | None:
         ):
             return None
         condition = f"{quote_name_if_needed(measured.alias)} {op} {number}"
-        where = _where_edits(statement, at, condition)
+        where = where_edits(statement, at, condition)
         if where is None:
             return None
         edits.extend(where)
@@ -313,7 +286,7 @@ def or_map_fix(cypher: str) -> tuple[str, str] | None:
     values = re.findall(_VALUE, re.sub(rf"\b{re.escape(prop)}\s*:", "", found.group(2)))
     stripped = cypher[: found.start()].rstrip() + cypher[found.end() :]
     condition = f"{var}.{prop} IN [{', '.join(values)}]"
-    placed = _add_condition(stripped, head.start(), condition)
+    placed = add_condition(stripped, head.start(), condition)
     if placed is None:
         return None
     return placed, f"{{{prop}: … OR {prop}: …}} → WHERE {condition} (a map holds one value)"

@@ -8,7 +8,7 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 
-from graph_agent.graphdb.protocol import GraphSchema
+from graph_agent.graphdb.protocol import GraphSchema, RelPattern
 from graph_agent.graphdb.schema import quote_name_if_needed
 from graph_agent.lint import node_map_entries
 from graph_agent.question_fit import counted_label, label_named
@@ -396,9 +396,12 @@ def lone_node_counted(cypher: str, question: str, schema: GraphSchema) -> tuple[
     from it: its start's role ("members" for MEMBER_OF, "admins" for ADMIN_TO) counts the
     starts, `(g:Group)<-[:MEMBER_OF]-(m)`; another word ("contains" for CONTAINS) the ends,
     `(o:OU)-[:CONTAINS]->(c:Computer)`, the other end labelled when one label is there or the
-    question names one of those there. Only for a statement of one node pattern and no
-    relationship, whose one count (of `*`, the node, or a name nothing binds) sits beside a
-    read of the node."""
+    question names one of those there. Where no relationship is named but the label counted
+    is ("Which region has the most houses?", a trial on a Game of Thrones graph: `MATCH
+    (r:Region) WITH r, count(*) …` named a region of one), the one relationship between the
+    two labels is matched, `(r:Region)<-[:IN_REGION]-(h:House)`. Only for a statement of one
+    node pattern and no relationship, whose one count (of `*`, the node, or a name nothing
+    binds) sits beside a read of the node."""
     names = referenced_names(cypher)
     if len(names.variables) != 1 or names.rel_types:
         return None
@@ -428,6 +431,13 @@ def lone_node_counted(cypher: str, question: str, schema: GraphSchema) -> tuple[
         role = len(parts) > 1 and stem(parts[0]) in words and set(parts[1:]) <= _LINKING
         if (rel.end if role else rel.start) == label.name:
             roles.add((rel.type, role))
+    said = {label_named(w, schema) for w in content_words(question)} - {None, label.name}
+    ranked = counted_label(question, schema)
+    if not roles and ranked not in (None, label.name):
+        # No relationship named, but the counted label ("the most houses"): the one
+        # relationship between the two labels, either way round.
+        roles = {(r.type, r.end == label.name) for r in _between(schema, label.name, ranked)}
+        said = {ranked} if ranked else set()
     if len(roles) != 1:
         return None
     ((rel_type, into),) = roles
@@ -436,7 +446,6 @@ def lone_node_counted(cypher: str, question: str, schema: GraphSchema) -> tuple[
         for r in schema.relationships
         if r.type == rel_type and (r.end if into else r.start) == label.name
     }
-    said = {label_named(w, schema) for w in content_words(question)} - {None, label.name}
     # The other end's label: the one there, or the one of those there the question names.
     fitting = others if len(others) == 1 else said & others
     other = next(iter(fitting)) if len(fitting) == 1 else None
@@ -452,6 +461,11 @@ def lone_node_counted(cypher: str, question: str, schema: GraphSchema) -> tuple[
         edits.append((inside[-1].position, inside[-1].end, new))
     what = f"{rel_type} {'into' if into else 'out of'} each {label.name}"
     return statement.edited(edits), f"counted {what} (a count per node alone is 1)"
+
+
+def _between(schema: GraphSchema, one: str, other: str | None) -> list[RelPattern]:
+    """The schema's relationships from either label to the other."""
+    return [r for r in schema.relationships if {r.start, r.end} == {one, other}]
 
 
 def _only_in(statement: Statement, name: str, count: int) -> bool:

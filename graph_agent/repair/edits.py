@@ -12,7 +12,13 @@ from graph_agent.lint import MapEntry, node_map_entries, pattern_map_entries, wi
 from graph_agent.pruning import name_words, question_words
 from graph_agent.question_fit import counted_label
 from graph_agent.repair.relationships import Hop, written_hops
-from graph_agent.schema_check import chain_starts, check_schema, has_property, neighbours_with
+from graph_agent.schema_check import (
+    chain_starts,
+    check_schema,
+    flip_relationships,
+    has_property,
+    neighbours_with,
+)
 from graph_agent.statement import (
     Item,
     Statement,
@@ -909,6 +915,68 @@ def node_filters(cypher: str) -> list[tuple[str, str, Token, bool]]:
 def _named_values(cypher: str, var: str) -> list[str]:
     """The string literals a statement filters `var` on: `(p {name: 'X'})`, `p.name = 'X'`."""
     return [tok.value for v, _, tok, _ in node_filters(cypher) if v == var and tok.kind == "string"]
+
+
+_WORD = re.compile(r"[\w']+")
+
+
+def word_order_flip(cypher: str, question: str, schema: GraphSchema) -> tuple[str, str] | None:
+    """The statement with a relationship between two nodes of one label turned round to read
+    as the question says it, and what changed; None when it reads so already or the question
+    does not say. "Which houses are sworn to House Tyrell?" written `(h:House {name: 'House
+    Tyrell'})-[:SWORN_TO]->(h2:House) RETURN h2.name` (a trial on a Game of Thrones graph
+    nobody here wrote) listed Tyrell's own overlord: where the schema has the type only from
+    a label to itself, its direction is in the question's words. The type's words followed by
+    the value of the one end the statement names ("sworn to House Tyrell", "parent of Aegon")
+    make that end the relationship's end; the value followed by them ("House Tyrell sworn
+    to") its start. Only where the statement writes the type once, directed, and names one of
+    its ends by a literal."""
+    tokens = tokenize(cypher)
+    hops = list(written_hops(tokens, referenced_names(cypher)))
+    said = [w.lower() for w in _WORD.findall(question)]
+    stems = [_verb_stem(w) for w in said]
+    for hop in hops:
+        if hop.left is None or hop.left != hop.right or hop.left_var == hop.right_var:
+            continue
+        if [h.rel_type for h in hops].count(hop.rel_type) != 1 or not any(
+            (r.type, r.start, r.end) == (hop.rel_type, hop.left, hop.left)
+            for r in schema.relationships
+        ):
+            continue
+        named = [
+            (is_left, values)
+            for is_left, var in ((True, hop.left_var), (False, hop.right_var))
+            if var is not None and (values := _named_values(cypher, var))
+        ]
+        if len(named) != 1:
+            continue
+        left_named, values = named[0]
+        phrase = [_verb_stem(w) for w in split_name(hop.rel_type)]
+        at = next((i for i in range(len(stems)) if stems[i : i + len(phrase)] == phrase), None)
+        if at is None:
+            continue
+        value = [w.lower() for w in _WORD.findall(values[0])]
+        after = said[at + len(phrase) :]
+        after = after[1:] if after[:1] == ["the"] else after
+        if after[: len(value)] == value:
+            named_is_start = False
+        elif value and said[max(0, at - len(value)) : at] == value:
+            named_is_start = True
+        else:
+            continue
+        if named_is_start == (left_named == hop.points_right):
+            return None
+        where = "start" if named_is_start else "end"
+        return (
+            flip_relationships(cypher, hop.rel_type),
+            f"turned {hop.rel_type} round: the question makes {values[0]!r} its {where}",
+        )
+    return None
+
+
+def _verb_stem(word: str) -> str:
+    """A word's stem without a final e: "influence" is "influenced" less its -ed."""
+    return stem(word).rstrip("e")
 
 
 def named_variables(cypher: str) -> set[str]:

@@ -13,7 +13,7 @@
 |          |                 |         | aggregate-bound, any-depth, negation-contradicted, |
 |          |                 |         | named-label, absent-link,                          |
 |          |                 |         | relationship-direction, reciprocal-relationship,   |
-|          |                 |         | relationship-word,                                 |
+|          |                 |         | relationship-word, relationship-word-order,        |
 |          |                 |         | relationship-measure, count-of-a-number,           |
 |          |                 |         | counted-road, counted-by-property, counted-list,   |
 |          |                 |         | count-distinct, named-node-counted,                |
@@ -60,10 +60,12 @@
 |          |                 |         | the three per question)                            |
 | execute  | rows            | rewrite | distinct-rows (a "which" list that repeats, read   |
 |          |                 |         | DISTINCT), nulls-last (a descending sort that put  |
-|          |                 |         | a missing value first; read again), ties-shown     |
+|          |                 |         | a missing value first; read again), null-group (a  |
+|          |                 |         | ranking led by the nodes lacking the grouped       |
+|          |                 |         | property; read without them), ties-shown           |
 |          |                 |         | (the rows tied with a LIMIT 1's row)               |
 | answer   | worded_answer   | guard   | answer-denies-rows, unsupported-claims,            |
-|          |                 |         | omits-the-value                                    |
+|          |                 |         | omits-the-value, one-of-many                       |
 
 Each rule earned its place on the dev splits (docs/eval.md, "What each repair rule is worth";
 the rules removed there, and why, are listed on that page too), with these still on trial:
@@ -292,6 +294,7 @@ RULES: tuple[Rule, ...] = (
     v.relationship_direction,
     v.reciprocal_relationship,
     v.relationship_word,
+    v.relationship_word_order,
     v.relationship_measure,
     v.count_of_a_number,
     v.counted_road_rule,
@@ -344,10 +347,12 @@ RULES: tuple[Rule, ...] = (
     e.named_echo,
     e.distinct_rows,
     e.nulls_last,
+    e.null_group,
     e.ties_shown,
     a.answer_denies_rows,
     a.unsupported,
     a.omits_the_value,
+    a.one_of_many,
 )
 
 BY_NAME = {r.name: r for r in RULES}

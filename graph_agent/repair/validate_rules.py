@@ -56,6 +56,7 @@ from graph_agent.repair.edits import (
     property_through_neighbour,
     relationship_named,
     respelled_names,
+    word_order_flip,
 )
 from graph_agent.repair.execute_rules import relabelled_read
 from graph_agent.repair.probes import nothing_found
@@ -451,6 +452,20 @@ def relationship_word(case: Case) -> Fix | None:
     relationship types the schema has between the two labels in the written direction, the
     one the question names is used, when it names exactly one and not the written one."""
     if fixed := relationship_by_word(case.cypher, case.ctx.schema, case.question):
+        return Fix(fixed[1], cypher=fixed[0])
+    return None
+
+
+@rule("relationship-word-order", V, S, Kind.REWRITE)
+def relationship_word_order(case: Case) -> Fix | None:
+    """ "Which houses are sworn to House Tyrell?" written `(h:House {name: 'House Tyrell'})-
+    [:SWORN_TO]->(h2:House) RETURN h2.name` (a trial on a Game of Thrones graph nobody here
+    wrote) named Tyrell's own overlord. A relationship the schema has only from a label to
+    itself has no wrong direction to the schema check; the question's words give it: the
+    type's words followed by the value of the end the statement names make it the end
+    ("sworn to House Tyrell", "parent of Aegon"), the value followed by them its start
+    ("House Tyrell sworn to"). The arrow is turned where it reads the other way."""
+    if fixed := word_order_flip(case.cypher, case.question, case.ctx.schema):
         return Fix(fixed[1], cypher=fixed[0])
     return None
 

@@ -300,3 +300,18 @@ def test_a_follow_up_whose_rewrite_lost_it_gets_the_answers_name(demo_db: GraphD
     assert result.standalone_question == named
     assert result.llm_steps == ["guard", "generate", "evaluate"]
     assert model.prompts[1].endswith(f"Question: {named}")
+
+
+def test_an_answer_naming_one_of_many_rows_gives_the_rows(demo_db: GraphDB) -> None:
+    """Past 20 rows the model words the answer; one row's value alone reads as if it were all."""
+    people = "MATCH (p:Person) RETURN p.name AS person ORDER BY person"
+    names = [row[0] for row in demo_db.run_read(people, None, timeout_s=30, max_rows=500).rows]
+    assert len(names) > 20  # the model is asked to word rows past 20 only
+    _model, result = ask(
+        demo_db,
+        [guard_reply(), cypher_reply(people), evaluation_reply(answer=f"{names[0]}.")],
+        "Which people are there?",
+    )
+    assert result.outcome == "answered" and len(result.rows) == len(names)
+    assert [f.rule for f in result.rules_fired] == ["one-of-many"]
+    assert f"({len(names)})" in result.answer and names[1] in result.answer

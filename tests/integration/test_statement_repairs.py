@@ -1332,6 +1332,59 @@ def test_the_supply_chain_trials_questions_are_repaired(
     _repaired_on(scratch_db, _SUPPLY, question, written, rows, rule)
 
 
+# The Game of Thrones trial's shapes (neo4j-examples/game-of-thrones, fed from An API of Ice
+# and Fire): houses in regions and sworn to other houses, people allied with houses, most of
+# them with no culture.
+_THRONES = (
+    "CREATE (reach:Region {name: 'The Reach'}), (north:Region {name: 'The North'}), "
+    "(crown:Region {name: 'The Crownlands'}), "
+    "(tyrell:House {name: 'House Tyrell of Highgarden'})-[:IN_REGION]->(reach), "
+    "(florent:House {name: 'House Florent of Brightwater Keep'})-[:IN_REGION]->(reach), "
+    "(tarly:House {name: 'House Tarly of Horn Hill'})-[:IN_REGION]->(reach), "
+    "(stark:House {name: 'House Stark of Winterfell'})-[:IN_REGION]->(north), "
+    '(baratheon:House {name: "House Baratheon of King\'s Landing"})-[:IN_REGION]->(crown), '
+    "(florent)-[:SWORN_TO]->(tyrell), (tarly)-[:SWORN_TO]->(tyrell), "
+    "(tyrell)-[:SWORN_TO]->(baratheon), "
+    "(:Person {name: 'Jon Snow', culture: 'Northmen'})-[:ALLIED_WITH]->(stark), "
+    "(:Person {name: 'Arya Stark', culture: 'Northmen'})-[:ALLIED_WITH]->(stark), "
+    "(:Person {name: 'Randyll Tarly', culture: 'Reach'})-[:ALLIED_WITH]->(tarly), "
+    "(:Person {name: 'Addam'}), (:Person {name: 'Aemon'}), (:Person {name: 'Alys'})"
+)
+
+
+@pytest.mark.parametrize(
+    ("question", "written", "rows", "rule"),
+    [
+        (
+            "Which region has the most houses?",
+            "MATCH (r:Region) WITH r, count(*) AS houseCount ORDER BY houseCount DESC LIMIT 1 "
+            "RETURN r.name AS region",
+            [("The Reach",)],  # a count per region alone is 1: any region
+            "lone-node-counted",
+        ),
+        (
+            "Which culture do most characters belong to?",
+            "MATCH (p:Person) RETURN count(p) AS count, p.culture AS culture "
+            "ORDER BY count DESC LIMIT 1",
+            [(2, "Northmen")],  # the three with no culture came first
+            "null-group",
+        ),
+        (
+            "Which houses are sworn to House Tyrell of Highgarden?",
+            "MATCH (h:House {name: 'House Tyrell of Highgarden'})-[:SWORN_TO]->(h2:House) "
+            "RETURN h2.name AS house ORDER BY house",
+            [("House Florent of Brightwater Keep",), ("House Tarly of Horn Hill",)],
+            "relationship-word-order",  # written the other way: Tyrell's own overlord
+        ),
+    ],
+    ids=["a label counted, no relationship named", "a group of nothing first", "word order"],
+)
+def test_the_thrones_trials_questions_are_repaired(
+    scratch_db: GraphDB, question: str, written: str, rows: list[tuple[object, ...]], rule: str
+) -> None:
+    _repaired_on(scratch_db, _THRONES, question, written, rows, rule)
+
+
 def test_a_topic_word_a_glued_name_holds_is_asked(scratch_db: GraphDB) -> None:
     """ "password" is a general topic (declined before the model on a graph without the word);
     `pwdlastset` holds its short form, so the question is the graph's."""
