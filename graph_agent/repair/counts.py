@@ -323,6 +323,59 @@ def stored_count(cypher: str, schema: GraphSchema) -> tuple[str, str] | None:
     return None
 
 
+def sql_group_by(cypher: str) -> tuple[str, str] | None:
+    """The statement without a SQL `GROUP BY` in its final RETURN, and what went; None when it
+    has none. "Which culture do most characters belong to?" written `MATCH (p:Person) RETURN
+    p.culture GROUP BY p.culture ORDER BY count(*) DESC LIMIT 1` (a trial on a Game of Thrones
+    graph nobody here wrote) was refused by the engine on both attempts. Cypher groups by the
+    values a RETURN holds beside an aggregate: the GROUP BY goes, and an aggregate the sort
+    reads while the RETURN holds none is returned too, under a name the sort then reads
+    (`RETURN p.culture, count(*) AS n ORDER BY n DESC`)."""
+    statement = Statement(cypher)
+    tokens = statement.tokens
+    returned = statement.final_return()
+    if returned is None or statement.has_union:
+        return None
+    end = statement.clause_end(returned[0])
+    at = next(
+        (
+            i
+            for i in range(returned[0] + 1, end - 1)
+            if tokens[i].is_name
+            and tokens[i].text.upper() == "GROUP"
+            and tokens[i + 1].is_keyword("BY")
+        ),
+        None,
+    )
+    if at is None or at == returned[0] + 1:
+        return None
+    gone = statement.source(at, end)
+    cut = statement.edited([(tokens[at - 1].end, tokens[end - 1].end, "")])
+    statement = Statement(cut)
+    tokens = statement.tokens
+    returned = statement.final_return()
+    if returned is None:
+        return None
+    items = returned[1]
+    if any(is_aggregate_call(tokens, i) for i in range(items[0].first, items[-1].end)):
+        return cut, f"dropped {gone} (Cypher groups by what the RETURN holds)"
+    measured = [
+        key
+        for key in statement.order_keys()
+        if any(is_aggregate_call(tokens, i) for i in range(key.first, key.end))
+    ]
+    if len(measured) != 1:
+        return None
+    key = measured[0]
+    name = fresh_variable("n", referenced_names(cut).variables)
+    edits = [
+        (tokens[items[-1].end - 1].end, tokens[items[-1].end - 1].end,
+         f", {statement.source(key.first, key.end)} AS {name}"),
+        (tokens[key.first].position, tokens[key.end - 1].end, name),
+    ]  # fmt: skip
+    return statement.edited(edits), f"dropped {gone}; the sort's aggregate returned as {name}"
+
+
 _APART = re.compile(r"\b(?:same|one|single|each|every|per|pairs?|together)\b", re.IGNORECASE)
 """Words that ask for an aggregate per combination of things ("the same person", "each
 pair"), where a grouping key the answer does not show is wanted."""

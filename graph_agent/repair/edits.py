@@ -1252,6 +1252,60 @@ def walked_back(cypher: str, question: str) -> tuple[str, str, str] | None:
     return None
 
 
+def walked_back_through_named(cypher: str, question: str) -> tuple[str, str] | None:
+    """The statement going on from the node it had left, not from any node of its label that
+    shares a named middle with it, and what changed; None when it walks back nowhere so.
+
+    "How many of those have a seat?" after "which houses in it are sworn to House Tyrell?"
+    (a playground thread on a Game of Thrones graph nobody here wrote) was written `(:House
+    {name: 'House Tyrell'})<-[:SWORN_TO]-(h2:House)-[:IN_REGION]->(r:Region {name: 'The
+    Reach'})<-[:IN_REGION]-(:House)<-[:SEAT_OF]-(s:Seat) RETURN count(DISTINCT h2)`: the
+    seat counted was any house's in the Reach, and every one of the 59 counted (26 have one).
+    Where a node reaches a middle node the statement names by a literal, and the same
+    relationship leads back from that middle to an unnamed node of the first node's label
+    with no filter that the path goes on from, the path goes on from the first node: `…
+    (r:Region {name: 'The Reach'}), (h2)<-[:SEAT_OF]-(s:Seat)`. A named middle reached to
+    come back from says nothing the first node's own link does not. Not for a question of
+    others ("else", "other", "same", "also", …), nor from a node named by a literal (the walk
+    back may then mean its neighbours)."""
+    if _SHARING.search(question):
+        return None
+    tokens = tokenize(cypher)
+    names = referenced_names(cypher)
+    named = named_variables(cypher)
+    hops = list(written_hops(tokens, names))
+
+    def middle(hop: Hop, from_left: bool) -> str | None:
+        return hop.right_var if from_left else hop.left_var
+
+    for first in hops:
+        for second in hops:
+            if second is first or second.rel_type != first.rel_type:
+                continue
+            # `(kept)-[:R]->(m {…})<-[:R]-(:Label)`: the first hop from the kept node on its
+            # left, the second back to the unnamed node on its right, both the same way to m.
+            if first.left_var in (None, *named) or first.right_var not in named:
+                continue  # a named first node: the walk back may mean its neighbours
+            if second.left_var != first.right_var or second.right_var is not None:
+                continue
+            if first.points_right == second.points_right or second.right != first.left:
+                continue
+            opened = second.last + 1
+            close = matching_close(tokens, opened) if opened < len(tokens) else None
+            if close is None or close != opened + 3 or close + 1 >= len(tokens):
+                continue  # not `(:Label)` alone
+            if not tokens[close + 1].is_punct("-", "<"):
+                continue  # the path does not go on from it
+            kept = first.left_var
+            cut = (tokens[second.first].position, tokens[close].end)
+            detail = (
+                f"went on from {kept}, not from another {first.left} linked to the named "
+                f"{middle(first, True)} by {first.rel_type}"
+            )
+            return _replaced(cypher, [(*cut, f", ({kept})")]), detail
+    return None
+
+
 def _walk_back(first: Hop, second: Hop) -> tuple[str, str, str, bool] | None:
     """For two hops whose relationships start at one middle node, the middle, the node the
     first reaches, the node the second reaches and whether that one is on the second's right."""

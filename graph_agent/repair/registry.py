@@ -3,7 +3,7 @@
 | phase    | trigger         | kind    | rule                                               |
 |----------|-----------------|---------|----------------------------------------------------|
 | validate | statement       | rewrite | not-equal-operator, string-alias, missing-return,  |
-|          |                 |         | direction-in-return,                               |
+|          |                 |         | direction-in-return, sql-group-by,                 |
 |          |                 |         | map-as-value, type-as-value, null-in-map,          |
 |          |                 |         | or-in-map,                                         |
 |          |                 |         | text-twin, number-comparison,                      |
@@ -14,6 +14,7 @@
 |          |                 |         | named-label, absent-link,                          |
 |          |                 |         | relationship-direction, reciprocal-relationship,   |
 |          |                 |         | relationship-word, relationship-word-order,        |
+|          |                 |         | walked-back-named,                                 |
 |          |                 |         | relationship-measure, count-of-a-number,           |
 |          |                 |         | counted-road, counted-by-property, counted-list,   |
 |          |                 |         | count-distinct, named-node-counted,                |
@@ -275,6 +276,7 @@ RULES: tuple[Rule, ...] = (
     v.string_alias,
     v.missing_return,
     v.direction_in_return,
+    v.group_by,
     v.map_as_value,
     v.type_as_value,
     v.null_in_map,
@@ -295,6 +297,7 @@ RULES: tuple[Rule, ...] = (
     v.reciprocal_relationship,
     v.relationship_word,
     v.relationship_word_order,
+    v.walked_back_named,
     v.relationship_measure,
     v.count_of_a_number,
     v.counted_road_rule,

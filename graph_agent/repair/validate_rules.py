@@ -37,6 +37,7 @@ from graph_agent.repair.counts import (
     fewest_keeps_none,
     lone_node_counted,
     named_node_counted,
+    sql_group_by,
     stored_count,
     unused_grouping_key,
 )
@@ -56,6 +57,7 @@ from graph_agent.repair.edits import (
     property_through_neighbour,
     relationship_named,
     respelled_names,
+    walked_back_through_named,
     word_order_flip,
 )
 from graph_agent.repair.execute_rules import relabelled_read
@@ -163,6 +165,17 @@ def direction_in_return(case: Case) -> Fix | None:
     RETURN item. It becomes the ORDER BY the model meant (`RETURN f.amount ORDER BY f.amount
     DESC LIMIT 1`, by the item's alias where it has one), before any SKIP or LIMIT."""
     fixed = direction_in_return_fix(case.cypher)
+    return Fix(fixed[1], cypher=fixed[0]) if fixed else None
+
+
+@rule("sql-group-by", V, S, Kind.REWRITE)
+def group_by(case: Case) -> Fix | None:
+    """`MATCH (p:Person) RETURN p.culture GROUP BY p.culture ORDER BY count(*) DESC LIMIT 1`
+    for "Which culture do most characters belong to?" (a trial on a Game of Thrones graph, both
+    attempts refused by the engine): SQL's GROUP BY is no Cypher. It goes (Cypher groups by
+    what the RETURN holds beside an aggregate), and an aggregate only the sort reads is
+    returned under a name the sort reads (`RETURN p.culture, count(*) AS n ORDER BY n DESC`)."""
+    fixed = sql_group_by(case.cypher)
     return Fix(fixed[1], cypher=fixed[0]) if fixed else None
 
 
@@ -466,6 +479,21 @@ def relationship_word_order(case: Case) -> Fix | None:
     ("sworn to House Tyrell", "parent of Aegon"), the value followed by them its start
     ("House Tyrell sworn to"). The arrow is turned where it reads the other way."""
     if fixed := word_order_flip(case.cypher, case.question, case.ctx.schema):
+        return Fix(fixed[1], cypher=fixed[0])
+    return None
+
+
+@rule("walked-back-named", V, S, Kind.REWRITE)
+def walked_back_named(case: Case) -> Fix | None:
+    """ "How many houses in the Reach that are sworn to House Tyrell have a seat?" (a
+    follow-up's rewrite in a playground thread on a Game of Thrones graph) written `…(h2:House)-
+    [:IN_REGION]->(r:Region {name: 'The Reach'})<-[:IN_REGION]-(:House)<-[:SEAT_OF]-(s:Seat)
+    RETURN count(DISTINCT h2)`: the seat was any house's in the Reach, and all 59 counted
+    (26 have one). A walk from a node to a middle the statement names and back, by the same
+    relationship, to an unnamed node of the first one's label the path goes on from, goes on
+    from the first node (`…(r:Region {name: 'The Reach'}), (h2)<-[:SEAT_OF]-(s:Seat)`). Not
+    for a question of others ("same", "other", "also", …), nor from a named first node."""
+    if fixed := walked_back_through_named(case.cypher, case.question):
         return Fix(fixed[1], cypher=fixed[0])
     return None
 

@@ -1345,6 +1345,7 @@ _THRONES = (
     '(baratheon:House {name: "House Baratheon of King\'s Landing"})-[:IN_REGION]->(crown), '
     "(florent)-[:SWORN_TO]->(tyrell), (tarly)-[:SWORN_TO]->(tyrell), "
     "(tyrell)-[:SWORN_TO]->(baratheon), "
+    "(:Seat {name: 'Highgarden'})-[:SEAT_OF]->(tyrell), (:Seat {name: 'Horn Hill'})-[:SEAT_OF]->(tarly), "
     "(:Person {name: 'Jon Snow', culture: 'Northmen'})-[:ALLIED_WITH]->(stark), "
     "(:Person {name: 'Arya Stark', culture: 'Northmen'})-[:ALLIED_WITH]->(stark), "
     "(:Person {name: 'Randyll Tarly', culture: 'Reach'})-[:ALLIED_WITH]->(tarly), "
@@ -1370,14 +1371,34 @@ _THRONES = (
             "null-group",
         ),
         (
+            "Which culture do most characters belong to?",
+            "MATCH (p:Person) RETURN p.culture GROUP BY p.culture ORDER BY count(*) DESC LIMIT 1",
+            [("Northmen", 2)],  # refused by the engine; then the group of nothing first
+            "sql-group-by",
+        ),
+        (
             "Which houses are sworn to House Tyrell of Highgarden?",
             "MATCH (h:House {name: 'House Tyrell of Highgarden'})-[:SWORN_TO]->(h2:House) "
             "RETURN h2.name AS house ORDER BY house",
             [("House Florent of Brightwater Keep",), ("House Tarly of Horn Hill",)],
             "relationship-word-order",  # written the other way: Tyrell's own overlord
         ),
+        (
+            "How many houses in the Reach that are sworn to House Tyrell of Highgarden have a seat?",
+            "MATCH (:House {name: 'House Tyrell of Highgarden'})<-[:SWORN_TO]-(h2:House)"
+            "-[:IN_REGION]->(r:Region {name: 'The Reach'})<-[:IN_REGION]-(:House)"
+            "<-[:SEAT_OF]-(s:Seat) RETURN count(DISTINCT h2) AS houses",
+            [(1,)],  # any house's seat in the Reach: both
+            "walked-back-named",
+        ),
     ],
-    ids=["a label counted, no relationship named", "a group of nothing first", "word order"],
+    ids=[
+        "a label counted, no relationship named",
+        "a group of nothing first",
+        "SQL's GROUP BY",
+        "word order",
+        "walked back through a named middle",
+    ],
 )
 def test_the_thrones_trials_questions_are_repaired(
     scratch_db: GraphDB, question: str, written: str, rows: list[tuple[object, ...]], rule: str
