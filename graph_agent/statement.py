@@ -271,6 +271,10 @@ class Statement:
     def words(self, item: Item) -> list[str]:
         return [t.text for t in self.tokens[item.first : item.end]]
 
+    def aggregates(self, item: Item) -> bool:
+        """Whether the item (or sort key) calls an aggregate: `count(p)`, `sum(r.x) / 2`."""
+        return any(is_aggregate_call(self.tokens, i) for i in range(item.first, item.end))
+
     def edited(self, edits: Sequence[tuple[int, int, str]]) -> str:
         """The text with (start offset, stop offset, replacement) edits applied."""
         text = self.text

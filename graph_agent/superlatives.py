@@ -406,10 +406,6 @@ def name_parts_fix(cypher: str, schema: GraphSchema) -> tuple[str, str] | None:
     return statement.edited(edits), f"returned {', '.join(added)} too (a name in two parts)"
 
 
-def _aggregates(statement: Statement, item: Item) -> bool:
-    return any(is_aggregate_call(statement.tokens, i) for i in range(item.first, item.end))
-
-
 _EACH = re.compile(rf"\b{EACH_WORDS}\s+([A-Za-z][\w-]*(?:\s+[A-Za-z][\w-]*){{0,2}})", re.I)
 
 
@@ -436,7 +432,7 @@ def identify_fix(cypher: str, question: str, schema: GraphSchema) -> tuple[str, 
     if returned is None or statement.has_union or statement.last("WITH") is not None:
         return None
     _at, items = returned
-    if not items or not all(_aggregates(statement, item) for item in items):
+    if not items or not all(statement.aggregates(item) for item in items):
         return None
     names = referenced_names(cypher)
     # The asked node is not the one counted: `count(b)` measures b, so b is not the answer.
@@ -496,7 +492,7 @@ def thing_of_measure_fix(cypher: str, question: str, schema: GraphSchema) -> tup
     if label is None or returned is None or statement.has_union:
         return None
     _at, items = returned
-    read = [statement.words(item) for item in items if not _aggregates(statement, item)]
+    read = [statement.words(item) for item in items if not statement.aggregates(item)]
     if not items or len(read) != len(items) or any(len(w) != 3 or w[1] != "." for w in read):
         return None
     owners = {w[0] for w in read}
@@ -542,7 +538,7 @@ def sort_key_returned_fix(
         not items
         or len(words) != 3
         or words[1] != "."
-        or any(_aggregates(statement, i) for i in items)
+        or any(statement.aggregates(i) for i in items)
     ):
         return None
     names = referenced_names(cypher)
@@ -954,11 +950,8 @@ def null_group_read(cypher: str) -> tuple[str, int] | None:
         return None
     items = found[0][1]
     tokens = statement.tokens
-    measured = [
-        any(is_aggregate_call(tokens, i) for i in range(item.first, item.end)) for item in items
-    ]
-    groups = [n for n, item in enumerate(items) if not measured[n]]
-    if len(groups) != 1 or not any(measured):
+    groups = [n for n, item in enumerate(items) if not statement.aggregates(item)]
+    if len(groups) != 1 or len(groups) == len(items):
         return None
     words = statement.words(items[groups[0]])
     if len(words) != 3 or words[1] != "." or not tokens[items[groups[0]].first].is_name:

@@ -139,3 +139,8 @@ def said(value: str, question: str) -> bool:
     if value.isdigit() and int(value) < len(NUMBER_WORDS):
         return re.search(rf"\b{NUMBER_WORDS[int(value)]}\b", text) is not None
     return False
+
+
+LINKING = frozenset(["of", "to", "in", "for", "by", "at", "on", "with", "from"])
+"""The words after a relationship type's first that make it name its start node's role
+(MEMBER_OF: the start is a member of the end; ADMIN_TO: an admin to it; LED_BY: led by it)."""

@@ -17,7 +17,7 @@ from graph_agent.repair.relationships import Hop, written_hops
 from graph_agent.schema_check import arrow
 from graph_agent.statement import Item, Statement, fresh_variable, is_aggregate_call
 from graph_agent.superlatives import asks_order, name_properties
-from graph_agent.words import label_said, plural
+from graph_agent.words import LINKING, label_said, plural
 from guardrails import (
     ReferencedNames,
     Token,
@@ -357,13 +357,9 @@ def sql_group_by(cypher: str) -> tuple[str, str] | None:
     if returned is None:
         return None
     items = returned[1]
-    if any(is_aggregate_call(tokens, i) for i in range(items[0].first, items[-1].end)):
+    if any(statement.aggregates(item) for item in items):
         return cut, f"dropped {gone} (Cypher groups by what the RETURN holds)"
-    measured = [
-        key
-        for key in statement.order_keys()
-        if any(is_aggregate_call(tokens, i) for i in range(key.first, key.end))
-    ]
+    measured = [key for key in statement.order_keys() if statement.aggregates(key)]
     if len(measured) != 1:
         return None
     key = measured[0]
@@ -408,7 +404,7 @@ def unused_grouping_key(cypher: str, question: str) -> tuple[str, str] | None:
     ):
         return None
     items = statement.projection(withs[0])
-    measured = [any(is_aggregate_call(tokens, i) for i in range(it.first, it.end)) for it in items]
+    measured = [statement.aggregates(item) for item in items]
     read_later = {t.name for t in tokens[end:] if t.is_name}
     unused = [
         n
@@ -432,11 +428,6 @@ def unused_grouping_key(cypher: str, question: str) -> tuple[str, str] | None:
             edits.append((tokens[items[n].first - 1].position, last.end, ""))
     dropped = ", ".join(tokens[items[n].first].text for n in unused)
     return statement.edited(edits), f"grouped without {dropped} (nothing after the WITH reads it)"
-
-
-_LINKING = frozenset(["of", "to", "in", "for", "by", "at", "on", "with", "from"])
-"""The words after a relationship type's first that make it name its start node's role
-(MEMBER_OF: the start is a member of the end; ADMIN_TO: an admin to it)."""
 
 
 def lone_node_counted(cypher: str, question: str, schema: GraphSchema) -> tuple[str, str] | None:
@@ -478,10 +469,10 @@ def lone_node_counted(cypher: str, question: str, schema: GraphSchema) -> tuple[
     roles: set[tuple[str, bool]] = set()
     for rel in schema.relationships:
         parts = [w.lower() for w in name_words(rel.type)]
-        if not words & {stem(p) for p in parts if p not in _LINKING}:
+        if not words & {stem(p) for p in parts if p not in LINKING}:
             continue
         # A role ("members" for MEMBER_OF) counts the starts into the node; a verb the ends.
-        role = len(parts) > 1 and stem(parts[0]) in words and set(parts[1:]) <= _LINKING
+        role = len(parts) > 1 and stem(parts[0]) in words and set(parts[1:]) <= LINKING
         if (rel.end if role else rel.start) == label.name:
             roles.add((rel.type, role))
     said = {label_named(w, schema) for w in content_words(question)} - {None, label.name}

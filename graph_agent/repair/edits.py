@@ -30,7 +30,7 @@ from graph_agent.statement import (
     property_reads,
 )
 from graph_agent.superlatives import asked_label, name_properties
-from graph_agent.words import ASKS_WHO, EACH_WORDS, label_said, plural
+from graph_agent.words import ASKS_WHO, EACH_WORDS, LINKING, label_said, plural
 from graph_agent.words import said as said_word
 from guardrails import (
     ReferencedNames,
@@ -210,8 +210,11 @@ def label_chain(cypher: str, schema: GraphSchema) -> tuple[str, str] | None:
     The new node takes the word the model wrote as its variable when that is free, so a sort
     it wrote on `os.name` reads it too. Where no relationship links the two labels, the one
     two-hop road through a third does (`r.type.cpu` of a Rack: `, (r)-[:HOLDS]->(m:Machine),
-    (m)-[:TYPE]->(type:Type)`). None unless the statement reads one such chain (once or
-    more), one road links the two labels, and the result passes the schema check."""
+    (m)-[:TYPE]->(type:Type)`). A word that names a relationship at the node's label, not a
+    label, reaches that relationship's other end (`h.ledBy.name` of a House: `, (h)-[:LED_BY]->
+    (ledBy:Person)`, a trial on a Game of Thrones graph). None unless the statement reads one
+    such chain (once or more), one road links the two labels, and the result passes the schema
+    check."""
     names = referenced_names(cypher)
     tokens = tokenize(cypher)
     by_stem = {stem(label.name): label for label in schema.labels}
@@ -223,11 +226,16 @@ def label_chain(cypher: str, schema: GraphSchema) -> tuple[str, str] | None:
     (((var, word), at),) = chains.items()
     own = schema.label(names.variables.get(var, ""))
     other = by_stem.get(stem(word))
+    road = None
+    if own is not None and other is None:
+        # `h.ledBy.name` (a Game of Thrones trial): the word names a relationship, LED_BY.
+        found = _relationship_named_by(word, own.name, schema)
+        other, road = found if found is not None else (None, None)
     if own is None or other is None or other.name == own.name or has_property(own, word):
         return None
     if not all(has_property(other, tokens[k + 4].name) for k in at):
         return None
-    road = _one_road(own.name, other.name, schema)
+    road = road or _one_road(own.name, other.name, schema)
     if road is None:
         return None
     taken = set(names.variables) | {t.name for t in tokens if t.is_name and t.name != word}
@@ -624,6 +632,27 @@ def _counted_where_bound(statement: Statement, var: str, counts: list[int]) -> b
     return True
 
 
+def _relationship_named_by(
+    word: str, label: str, schema: GraphSchema
+) -> tuple[LabelInfo, list[tuple[str, str, str, str]]] | None:
+    """The label at the far end of the one relationship at `label` whose type `word` names,
+    but for its linking words ("ledBy" for LED_BY, "heir" for HEIR_TO), and that hop as
+    `_one_road` gives it; None when no one type is so named."""
+    wanted = {stem(w) for w in split_name(word) if w.lower() not in LINKING}
+    found = [
+        r
+        for r in schema.relationships
+        if label in (r.start, r.end)
+        and {stem(w) for w in split_name(r.type) if w.lower() not in LINKING} == wanted
+    ]
+    if len(found) != 1:
+        return None
+    rel = found[0]
+    far = rel.end if rel.start == label else rel.start
+    info = schema.label(far)
+    return None if info is None else (info, [(rel.start, rel.type, label, far)])
+
+
 def _one_road(own: str, other: str, schema: GraphSchema) -> list[tuple[str, str, str, str]] | None:
     """The hops from label `own` to label `other` as (start, type, from, to): the one
     relationship that links them, else the one two-hop road through a third label where
@@ -965,7 +994,7 @@ def word_order_flip(cypher: str, question: str, schema: GraphSchema) -> tuple[st
         else:
             continue
         if named_is_start == (left_named == hop.points_right):
-            return None
+            continue  # it reads so already
         where = "start" if named_is_start else "end"
         return (
             flip_relationships(cypher, hop.rel_type),
@@ -1011,9 +1040,7 @@ def grouped_with(
         return None
     at = withs[0]
     items = statement.projection(at)
-    aggregate = [
-        any(is_aggregate_call(tokens, i) for i in range(item.first, item.end)) for item in items
-    ]
+    aggregate = [statement.aggregates(item) for item in items]
     if not items or not all(aggregate):
         return None
     before = {t.name for t in tokens[:at] if t.is_name} & set(names.variables)
@@ -1274,10 +1301,6 @@ def walked_back_through_named(cypher: str, question: str) -> tuple[str, str] | N
     names = referenced_names(cypher)
     named = named_variables(cypher)
     hops = list(written_hops(tokens, names))
-
-    def middle(hop: Hop, from_left: bool) -> str | None:
-        return hop.right_var if from_left else hop.left_var
-
     for first in hops:
         for second in hops:
             if second is first or second.rel_type != first.rel_type:
@@ -1291,8 +1314,10 @@ def walked_back_through_named(cypher: str, question: str) -> tuple[str, str] | N
             if first.points_right == second.points_right or second.right != first.left:
                 continue
             opened = second.last + 1
-            close = matching_close(tokens, opened) if opened < len(tokens) else None
-            if close is None or close != opened + 3 or close + 1 >= len(tokens):
+            if opened + 4 >= len(tokens) or not tokens[opened + 1].is_punct(":"):
+                continue
+            close = matching_close(tokens, opened)
+            if close != opened + 3:
                 continue  # not `(:Label)` alone
             if not tokens[close + 1].is_punct("-", "<"):
                 continue  # the path does not go on from it
@@ -1300,7 +1325,7 @@ def walked_back_through_named(cypher: str, question: str) -> tuple[str, str] | N
             cut = (tokens[second.first].position, tokens[close].end)
             detail = (
                 f"went on from {kept}, not from another {first.left} linked to the named "
-                f"{middle(first, True)} by {first.rel_type}"
+                f"{first.right_var} by {first.rel_type}"
             )
             return _replaced(cypher, [(*cut, f", ({kept})")]), detail
     return None

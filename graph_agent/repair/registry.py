@@ -253,6 +253,19 @@ the rules removed there, and why, are listed on that page too), with these still
   the lookup knows where nothing else names the node (route "r1", truck "1421412P"), and a
   follow-up whose rewrite lost its "it" gets the previous answer's one name in its place
   (grounding.lost_referent).
+- the twenty-seventh session's, from a trial on a Game of Thrones graph (neo4j-examples/
+  game-of-thrones' import, fed from An API of Ice and Fire: people allied with houses, houses
+  in regions, sworn to, led by, founded by and branches of other houses, seats; no eval set)
+  and its playground: lone-node-counted where the question names the counted label and no
+  relationship ("Which region has the most houses?" written `MATCH (r:Region) WITH r,
+  count(*) …`), null-group ("Which culture do most characters belong to?" named the group of
+  the 1,389 people with no culture), sql-group-by (the same question written with SQL's
+  `GROUP BY`, refused twice), relationship-word-order ("Which houses are sworn to House
+  Tyrell?" read SWORN_TO from Tyrell: a relationship from a label to itself takes its
+  direction from the question's words), walked-back-named (a follow-up "how many of those have
+  a seat?" went back through the named region to any house's seat) and one-of-many (an answer
+  naming one of 61 houses as if it were all); label-as-property grew a second form from it
+  (`h.ledBy.name`: the relationship LED_BY read as a property).
 
 A new rule: write it in the module of its phase (`validate_rules`, `execute_rules`,
 `answer_rules`; a first rule for the correct step starts `correct_rules` and its trigger) with the `rule` decorator (a docstring that

@@ -602,7 +602,9 @@ def label_as_property(case: Case) -> Fix | None:
     """`RETURN m.os.name` for "What operating systems do the machines in rack … run?" (a
     network dev question): OS is a label, not a property of Machine. The one relationship
     between the two labels matches it (`, (m)-[:RUNS]->(os:OS)`) and `m.os.name` is read as
-    `os.name` (the word as the new variable, so a sort on `os.name` reads it too)."""
+    `os.name` (the word as the new variable, so a sort on `os.name` reads it too). So too for
+    a relationship's name: `h.ledBy.name` for "Who is the current lord of House Stark?" (a
+    trial on a Game of Thrones graph, both attempts) reads the Person at the end of LED_BY."""
     if fixed := label_chain(case.cypher, case.ctx.schema):
         return Fix(fixed[1], cypher=fixed[0])
     return None

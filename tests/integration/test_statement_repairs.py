@@ -1344,7 +1344,7 @@ _THRONES = (
     "(stark:House {name: 'House Stark of Winterfell'})-[:IN_REGION]->(north), "
     '(baratheon:House {name: "House Baratheon of King\'s Landing"})-[:IN_REGION]->(crown), '
     "(florent)-[:SWORN_TO]->(tyrell), (tarly)-[:SWORN_TO]->(tyrell), "
-    "(tyrell)-[:SWORN_TO]->(baratheon), "
+    "(tyrell)-[:SWORN_TO]->(baratheon), (tyrell)-[:LED_BY]->(:Person {name: 'Mace Tyrell'}), "
     "(:Seat {name: 'Highgarden'})-[:SEAT_OF]->(tyrell), (:Seat {name: 'Horn Hill'})-[:SEAT_OF]->(tarly), "
     "(:Person {name: 'Jon Snow', culture: 'Northmen'})-[:ALLIED_WITH]->(stark), "
     "(:Person {name: 'Arya Stark', culture: 'Northmen'})-[:ALLIED_WITH]->(stark), "
@@ -1391,6 +1391,12 @@ _THRONES = (
             [(1,)],  # any house's seat in the Reach: both
             "walked-back-named",
         ),
+        (
+            "Who is the current lord of House Tyrell of Highgarden?",
+            "MATCH (h:House {name: 'House Tyrell of Highgarden'}) RETURN h.ledBy.name AS lord",
+            [("Mace Tyrell",)],  # no property ledBy: the relationship LED_BY
+            "label-as-property",
+        ),
     ],
     ids=[
         "a label counted, no relationship named",
@@ -1398,6 +1404,7 @@ _THRONES = (
         "SQL's GROUP BY",
         "word order",
         "walked back through a named middle",
+        "a relationship read as a property",
     ],
 )
 def test_the_thrones_trials_questions_are_repaired(
