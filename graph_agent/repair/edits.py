@@ -4,7 +4,7 @@ it, an unbound variable matched through the one relationship that reaches it."""
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 
 from graph_agent.graphdb.protocol import GraphSchema, LabelInfo
 from graph_agent.graphdb.schema import quote_name_if_needed
@@ -1232,50 +1232,39 @@ def walked_back(cypher: str, question: str) -> tuple[str, str, str] | None:
     second unfiltered, the second hop goes and its node is read as the first (`RETURN t.ram`).
     Not for a question of others ("else", "other", "same", "also", "too"), nor where the
     relationships end at the middle (people in one city: the others who share it)."""
-    if _SHARING.search(question):
-        return None
-    tokens = tokenize(cypher)
-    names = referenced_names(cypher)
-    named = named_variables(cypher)
-    hops = list(written_hops(tokens, names))
-    for first in hops:
-        for second in hops:
-            if second is first or second.rel_type != first.rel_type:
-                continue
-            ends = _walk_back(first, second)
-            if ends is None:
-                continue
-            middle, kept, gone, gone_right = ends
-            label = names.variables.get(kept)
-            middle_label = names.variables.get(middle)
-            if gone in named or kept == gone or label is None or middle_label is None:
-                continue
-            if names.variables.get(gone) != label:
-                continue
-            span = _node_span(tokens, second, gone_right)
-            if span is None or any(t.is_punct("{") for t in tokens[span[0] : span[1]]):
-                continue
-            if gone_right:
-                cut = (tokens[second.first].position, tokens[span[1]].end)
-            else:
-                cut = (tokens[span[0]].position, tokens[second.last].end)
-            edits = [(*cut, "")] + [
-                (t.position, t.end, kept)
-                for k, t in enumerate(tokens)
-                if t.is_name
-                and t.name == gone
-                and not (k and tokens[k - 1].is_punct("."))
-                and not cut[0] <= t.position < cut[1]
-            ]
-            arrow = f"-[:{quote_name_if_needed(first.rel_type)}]->"
-            twice = (
-                f"MATCH (m:{quote_name_if_needed(middle_label)}){arrow}(:{quote_name_if_needed(label)}) "
-                "WITH m, count(*) AS n WHERE n > 1 RETURN 1 LIMIT 1"
-            )
-            detail = (
-                f"{gone} read as {kept}: a {middle_label} has one {first.rel_type}, walked back"
-            )
-            return _replaced(cypher, edits), detail, twice
+    for tokens, names, named, first, second in _same_type_pairs(cypher, question):
+        ends = _walk_back(first, second)
+        if ends is None:
+            continue
+        middle, kept, gone, gone_right = ends
+        label = names.variables.get(kept)
+        middle_label = names.variables.get(middle)
+        if gone in named or kept == gone or label is None or middle_label is None:
+            continue
+        if names.variables.get(gone) != label:
+            continue
+        span = _node_span(tokens, second, gone_right)
+        if span is None or any(t.is_punct("{") for t in tokens[span[0] : span[1]]):
+            continue
+        if gone_right:
+            cut = (tokens[second.first].position, tokens[span[1]].end)
+        else:
+            cut = (tokens[span[0]].position, tokens[second.last].end)
+        edits = [(*cut, "")] + [
+            (t.position, t.end, kept)
+            for k, t in enumerate(tokens)
+            if t.is_name
+            and t.name == gone
+            and not (k and tokens[k - 1].is_punct("."))
+            and not cut[0] <= t.position < cut[1]
+        ]
+        arrow = f"-[:{quote_name_if_needed(first.rel_type)}]->"
+        twice = (
+            f"MATCH (m:{quote_name_if_needed(middle_label)}){arrow}(:{quote_name_if_needed(label)}) "
+            "WITH m, count(*) AS n WHERE n > 1 RETURN 1 LIMIT 1"
+        )
+        detail = f"{gone} read as {kept}: a {middle_label} has one {first.rel_type}, walked back"
+        return _replaced(cypher, edits), detail, twice
     return None
 
 
@@ -1295,40 +1284,49 @@ def walked_back_through_named(cypher: str, question: str) -> tuple[str, str] | N
     come back from says nothing the first node's own link does not. Not for a question of
     others ("else", "other", "same", "also", …), nor from a node named by a literal (the walk
     back may then mean its neighbours)."""
+    for tokens, _names, named, first, second in _same_type_pairs(cypher, question):
+        # `(kept)-[:R]->(m {…})<-[:R]-(:Label)`: the first hop from the kept node on its
+        # left, the second back to the unnamed node on its right, both the same way to m.
+        if first.left_var in (None, *named) or first.right_var not in named:
+            continue  # a named first node: the walk back may mean its neighbours
+        if second.left_var != first.right_var or second.right_var is not None:
+            continue
+        if first.points_right == second.points_right or second.right != first.left:
+            continue
+        opened = second.last + 1
+        if opened + 4 >= len(tokens) or not tokens[opened + 1].is_punct(":"):
+            continue
+        close = matching_close(tokens, opened)
+        if close != opened + 3:
+            continue  # not `(:Label)` alone
+        if not tokens[close + 1].is_punct("-", "<"):
+            continue  # the path does not go on from it
+        kept = first.left_var
+        cut = (tokens[second.first].position, tokens[close].end)
+        detail = (
+            f"went on from {kept}, not from another {first.left} linked to the named "
+            f"{first.right_var} by {first.rel_type}"
+        )
+        return _replaced(cypher, [(*cut, f", ({kept})")]), detail
+    return None
+
+
+def _same_type_pairs(
+    cypher: str, question: str
+) -> Iterator[tuple[list[Token], ReferencedNames, set[str], Hop, Hop]]:
+    """For a question not of others ("else", "same", "also", …), every two hops of one
+    relationship type the statement writes, with what the walked-back readings need: its
+    tokens, names, and the variables it names by a literal."""
     if _SHARING.search(question):
-        return None
+        return
     tokens = tokenize(cypher)
     names = referenced_names(cypher)
     named = named_variables(cypher)
     hops = list(written_hops(tokens, names))
     for first in hops:
         for second in hops:
-            if second is first or second.rel_type != first.rel_type:
-                continue
-            # `(kept)-[:R]->(m {…})<-[:R]-(:Label)`: the first hop from the kept node on its
-            # left, the second back to the unnamed node on its right, both the same way to m.
-            if first.left_var in (None, *named) or first.right_var not in named:
-                continue  # a named first node: the walk back may mean its neighbours
-            if second.left_var != first.right_var or second.right_var is not None:
-                continue
-            if first.points_right == second.points_right or second.right != first.left:
-                continue
-            opened = second.last + 1
-            if opened + 4 >= len(tokens) or not tokens[opened + 1].is_punct(":"):
-                continue
-            close = matching_close(tokens, opened)
-            if close != opened + 3:
-                continue  # not `(:Label)` alone
-            if not tokens[close + 1].is_punct("-", "<"):
-                continue  # the path does not go on from it
-            kept = first.left_var
-            cut = (tokens[second.first].position, tokens[close].end)
-            detail = (
-                f"went on from {kept}, not from another {first.left} linked to the named "
-                f"{first.right_var} by {first.rel_type}"
-            )
-            return _replaced(cypher, [(*cut, f", ({kept})")]), detail
-    return None
+            if second is not first and second.rel_type == first.rel_type:
+                yield tokens, names, named, first, second
 
 
 def _walk_back(first: Hop, second: Hop) -> tuple[str, str, str, bool] | None:
