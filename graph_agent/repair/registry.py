@@ -265,7 +265,8 @@ the rules removed there, and why, are listed on that page too), with these still
   direction from the question's words), walked-back-named (a follow-up "how many of those have
   a seat?" went back through the named region to any house's seat) and one-of-many (an answer
   naming one of 61 houses as if it were all); label-as-property grew a second form from it
-  (`h.ledBy.name`: the relationship LED_BY read as a property).
+  (`h.ledBy.name`: the relationship LED_BY read as a property; `count(h.heirs)`: HEIR_TO
+  counted as one).
 
 A new rule: write it in the module of its phase (`validate_rules`, `execute_rules`,
 `answer_rules`; a first rule for the correct step starts `correct_rules` and its trigger) with the `rule` decorator (a docstring that

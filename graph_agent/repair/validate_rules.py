@@ -55,6 +55,7 @@ from graph_agent.repair.edits import (
     named_node_linked,
     named_node_returned,
     property_through_neighbour,
+    relationship_counted,
     relationship_named,
     respelled_names,
     walked_back_through_named,
@@ -604,8 +605,11 @@ def label_as_property(case: Case) -> Fix | None:
     between the two labels matches it (`, (m)-[:RUNS]->(os:OS)`) and `m.os.name` is read as
     `os.name` (the word as the new variable, so a sort on `os.name` reads it too). So too for
     a relationship's name: `h.ledBy.name` for "Who is the current lord of House Stark?" (a
-    trial on a Game of Thrones graph, both attempts) reads the Person at the end of LED_BY."""
-    if fixed := label_chain(case.cypher, case.ctx.schema):
+    trial on a Game of Thrones graph, both attempts) reads the Person at the end of LED_BY,
+    and `count(h.heirs)` for "Which house has the most heirs?" counts the people HEIR_TO it."""
+    if fixed := label_chain(case.cypher, case.ctx.schema) or relationship_counted(
+        case.cypher, case.ctx.schema
+    ):
         return Fix(fixed[1], cypher=fixed[0])
     return None
 

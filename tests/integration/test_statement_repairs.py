@@ -1345,6 +1345,7 @@ _THRONES = (
     '(baratheon:House {name: "House Baratheon of King\'s Landing"})-[:IN_REGION]->(crown), '
     "(florent)-[:SWORN_TO]->(tyrell), (tarly)-[:SWORN_TO]->(tyrell), "
     "(tyrell)-[:SWORN_TO]->(baratheon), (tyrell)-[:LED_BY]->(:Person {name: 'Mace Tyrell'}), "
+    "(:Person {name: 'Willas Tyrell'})-[:HEIR_TO]->(tyrell), "
     "(:Seat {name: 'Highgarden'})-[:SEAT_OF]->(tyrell), (:Seat {name: 'Horn Hill'})-[:SEAT_OF]->(tarly), "
     "(:Person {name: 'Jon Snow', culture: 'Northmen'})-[:ALLIED_WITH]->(stark), "
     "(:Person {name: 'Arya Stark', culture: 'Northmen'})-[:ALLIED_WITH]->(stark), "
@@ -1397,6 +1398,13 @@ _THRONES = (
             [("Mace Tyrell",)],  # no property ledBy: the relationship LED_BY
             "label-as-property",
         ),
+        (
+            "Which house has the most heirs?",
+            "MATCH (h:House) WITH h, count(h.heirs) AS heirCount ORDER BY heirCount DESC LIMIT 1 "
+            "RETURN h.name AS house",
+            [("House Tyrell of Highgarden",)],  # no property heirs: the relationship HEIR_TO
+            "label-as-property",
+        ),
     ],
     ids=[
         "a label counted, no relationship named",
@@ -1405,6 +1413,7 @@ _THRONES = (
         "word order",
         "walked back through a named middle",
         "a relationship read as a property",
+        "a relationship counted as a property",
     ],
 )
 def test_the_thrones_trials_questions_are_repaired(
