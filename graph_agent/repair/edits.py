@@ -238,17 +238,33 @@ def label_chain(cypher: str, schema: GraphSchema) -> tuple[str, str] | None:
     road = road or _one_road(own.name, other.name, schema)
     if road is None:
         return None
+    added = _through_road(cypher, schema, var, word, at, other.name, road)
+    if added is None:
+        return None
+    return added[0], f"{var}.{word}.… read from the related {other.name}: {added[1]}"
+
+
+def _through_road(
+    cypher: str,
+    schema: GraphSchema,
+    var: str,
+    word: str,
+    reads: list[int],
+    other: str,
+    road: list[tuple[str, str, str, str]],
+) -> tuple[str, str] | None:
+    """label_chain's and relationship_counted's edit: each `var.word` read at token `reads`
+    becomes a new node (called `word` where that is free) that `road` reaches from `var`;
+    the statement and the road as written, or None when that fails the schema check."""
+    tokens = tokenize(cypher)
+    names = referenced_names(cypher)
     taken = set(names.variables) | {t.name for t in tokens if t.is_name and t.name != word}
-    new = (
-        word
-        if word not in names.variables and word not in taken
-        else fresh_variable(other.name, taken)
-    )
-    text = _replaced(cypher, [(tokens[k].position, tokens[k + 2].end, new) for k in at])
+    new = word if word not in taken else fresh_variable(other, taken)
+    text = _replaced(cypher, [(tokens[k].position, tokens[k + 2].end, new) for k in reads])
     added = _add_road(text, var, road, new, taken)
     if added is None or check_schema(added[0], schema).problems:
         return None
-    return added[0], f"{var}.{word}.… read from the related {other.name}: {added[1]}"
+    return added
 
 
 def relationship_counted(cypher: str, schema: GraphSchema) -> tuple[str, str] | None:
@@ -280,11 +296,8 @@ def relationship_counted(cypher: str, schema: GraphSchema) -> tuple[str, str] | 
     if related is None or related[0].name == own.name:
         return None
     other, road = related
-    taken = set(names.variables) | {t.name for t in tokens if t.is_name and t.name != word}
-    new = word if word not in taken else fresh_variable(other.name, taken)
-    text = _replaced(cypher, [(tokens[k].position, tokens[k + 2].end, new)])
-    added = _add_road(text, var, road, new, taken)
-    if added is None or check_schema(added[0], schema).problems:
+    added = _through_road(cypher, schema, var, word, [k], other.name, road)
+    if added is None:
         return None
     return added[0], f"counted {var}.{word} as the related {other.name}: {added[1]}"
 
