@@ -7,6 +7,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from graph_agent.graphdb.schema import quote_name_if_needed
+from graph_agent.statement import add_condition
 from guardrails import Token, enclosing, matching_close, split_top_level, tokenize
 
 _CASE_FUNCTIONS = frozenset({"TOLOWER", "TOUPPER", "LOWER", "UPPER"})
@@ -297,6 +298,43 @@ def with_literal(cypher: str, label: str, prop: str, value: str, new: str) -> st
     quoted = "'" + new.replace("\\", "\\\\").replace("'", "\\'") + "'"
     for site in sorted(sites, key=lambda s: s.start, reverse=True):
         cypher = cypher[: site.start] + quoted + cypher[site.end :]
+    return cypher
+
+
+def with_condition(cypher: str, label: str, prop: str, value: str, condition: str) -> str | None:
+    """`cypher` with each equality of `label`.`prop` on the string `value` written as
+    `condition` instead: `st.name = 'Coffee Bar'` becomes the condition in place, a map entry
+    `{name: 'Coffee Bar'}` goes and the condition joins the WHERE of the MATCH that holds it
+    (one is added where there is none). None when there is none, or one is wrapped in a case
+    function or written the other way round (`'x' = st.name`)."""
+
+    def found(text: str) -> tuple[list[Token], list[_Site]]:
+        tokens = tokenize(text)
+        sites = [
+            site
+            for site in _sites(tokens)
+            if site.label == label and site.prop == prop and site.literal.value == value
+        ]
+        return tokens, sites
+
+    tokens, sites = found(cypher)
+    if not sites or any(s.wrapped or (not s.in_map and s.key[0] > s.start) for s in sites):
+        return None
+    mapped = next((s for s in sites if s.in_map), None)
+    if mapped is not None:  # one map at a time (offsets move), then the rest
+        entries = node_map_entries(cypher)
+        entry = next((e for e in entries if e.start <= mapped.start < e.end), None)
+        if entry is None:
+            return None
+        added = add_condition(
+            without_entries(cypher, entries, lambda e: e == entry), entry.node, condition
+        )
+        if added is None:
+            return None
+        return with_condition(added, label, prop, value, condition) or added
+    for site in sorted(sites, key=lambda s: s.start, reverse=True):
+        at = next(k for k, tok in enumerate(tokens) if tok.position == site.key[0])
+        cypher = cypher[: tokens[at - 2].position] + condition + cypher[site.end :]
     return cypher
 
 

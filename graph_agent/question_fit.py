@@ -262,14 +262,16 @@ def left_out_values_feedback(
     team (a dev item). None when the statement uses each such value (in any case, or inside a
     longer literal), filters that value's label on something else (`c.code = 'PT'` for
     "Portugal"), reads the property that holds it (`i.status <> 'resolved'` for "still
-    open"), or has a literal the question never says, which may stand for the value
-    (`{iata: 'EDI'}` for "Edinburgh")."""
+    open"), reads a property whose name says the value ("coffee" of `s.coffee_bar = true`
+    for "Which stores have a coffee bar?", a foodmart trial), or has a literal the question
+    never says, which may stand for the value (`{iata: 'EDI'}` for "Edinburgh")."""
     literals = [t.value.casefold() for t in tokenize(cypher) if t.kind == "string"]
     if any(not said(lit, question) for lit in literals):
         return None  # a literal the question never says may stand for one it does ('EDI')
     names = referenced_names(cypher)
     filtered = {label for label, _prop, _value in literal_filters(cypher)}
     read = {(names.variables.get(var), prop) for var, prop in names.accesses}
+    read_words = {w for _var, prop in names.accesses for w in name_words(prop)}
     taken = set(names.variables)
     missing: list[str] = []
     for label, prop, value in hints:
@@ -278,6 +280,8 @@ def left_out_values_feedback(
             continue
         if any(wanted in lit for lit in literals) or label in filtered or (label, prop) in read:
             continue
+        if name_words(value) <= read_words:
+            continue  # said as a property's name: 'Coffee' in `s.coffee_bar = true`
         var = fresh_variable(label, taken)
         taken.add(var)
         pattern = f"({var}:{label} {{{quote_name_if_needed(prop)}: {literal(value)}}})"

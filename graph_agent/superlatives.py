@@ -60,12 +60,13 @@ _NEWEST = re.compile(
 
 
 def property_kind(prop: PropertyInfo) -> Kind | None:
-    """ "time" for a point in time (a date, a year, `created_at`), "span" for an age or a
-    tenure, None otherwise (a duration is "longest", not "oldest": no cue applies)."""
+    """ "time" for a point in time (a date, a year, `created_at`, ISO dates stored as text:
+    a foodmart trial's `birthdate` "1961-08-26"), "span" for an age or a tenure, None
+    otherwise (a duration is "longest", not "oldest": no cue applies)."""
     words = name_words(prop.name)
     if words & _SPAN_WORDS:
         return "span"
-    if set(prop.types) & _TEMPORAL_TYPES or words & _TIME_WORDS:
+    if set(prop.types) & _TEMPORAL_TYPES or prop.iso_dates or words & _TIME_WORDS:
         return "time"
     return None
 
@@ -503,7 +504,7 @@ def thing_of_measure_fix(cypher: str, question: str, schema: GraphSchema) -> tup
     strings = {
         p.name
         for p in label.properties
-        if "STRING" in p.types and not p.numbers_as_text and not p.date_format
+        if "STRING" in p.types and not p.numbers_as_text and not p.date_format and not p.iso_dates
     }
     if any(w[2] in props or w[2] in strings for w in read):
         return None  # named already, by its name or another string (an incident's key)
@@ -547,6 +548,7 @@ def sort_key_returned_fix(
         set(prop.types) & (NUMBER_TYPES | _TEMPORAL_TYPES)
         or prop.numbers_as_text
         or prop.date_format
+        or prop.iso_dates
     ):
         return None
     var = words[0]
@@ -863,9 +865,10 @@ def direction_in_return_fix(cypher: str) -> tuple[str, str] | None:
 def tie_read(cypher: str) -> tuple[str, int] | None:
     """For a statement whose final sort keeps one row (`… RETURN s.name AS supplier,
     count(p) AS products ORDER BY products DESC LIMIT 1`), the same read with room for the
-    rows tied with it (`LIMIT 11`) and the column of the first sort key; None when the key is
-    not a returned column (an expression the rows do not hold), or a SKIP or UNION makes the
-    one row something else ("the second largest")."""
+    rows tied with it (`LIMIT 11`) and the column of the first sort key (or of the one
+    returned column the key is computed from, `toFloat(p.SRP)`); None when the key is not a
+    returned column (an expression the rows do not hold), or a SKIP or UNION makes the one
+    row something else ("the second largest")."""
     statement = Statement(cypher)
     found = _final_sort(statement)
     if found is None:
@@ -881,6 +884,8 @@ def tie_read(cypher: str) -> tuple[str, int] | None:
         return None
     key = statement.source(keys[0].first, keys[0].end)
     column = _returned_column(statement, returned[1], key)
+    if column is None and (read := _one_read(statement, keys[0])) is not None:
+        column = _returned_column(statement, returned[1], read)
     if column is None:
         return None
     edit = (written[0].position, written[0].end, str(TIE_ROWS + 1))
@@ -897,6 +902,53 @@ def _final_sort(statement: Statement) -> tuple[tuple[int, list[Item]], int] | No
     if limit is None or order is None or not returned[0] < order < limit:
         return None
     return returned, limit
+
+
+# Functions that read a value as written in another form (text as a number or a date): rows
+# alike in the key are alike in the value read, as near as a tie needs.
+_READINGS = frozenset(
+    [
+        "tofloat",
+        "tointeger",
+        "tofloatornull",
+        "tointegerornull",
+        "trim",
+        "ltrim",
+        "rtrim",
+        "replace",
+        "split",
+        "date",
+        "datetime",
+        "localdatetime",
+    ]
+)
+
+
+def _one_read(statement: Statement, key: Item) -> str | None:
+    """The one name or property read (`p.SRP`, `price`) a sort key computes its value from,
+    through functions that read it in another form only (not `size`):
+    `toFloat(replace(trim(p.SRP), ',', ''))`, numbers-as-text's reading of a price stored as
+    text (a foodmart trial: three products tied at the top price). Rows alike in what it
+    reads are alike in the key. None for anything else."""
+    tokens = statement.tokens[key.first : key.end]
+    reads: set[str] = set()
+    for n, token in enumerate(tokens):
+        after = tokens[n + 1] if n + 1 < len(tokens) else None
+        if after is not None and after.is_punct("("):
+            if token.text.casefold() not in _READINGS:
+                return None  # `size(d.name)`: many values, one key
+            continue
+        if n and tokens[n - 1].is_punct("."):
+            continue  # a property's name, read with its owner
+        if token.kind == "keyword":
+            return None  # CASE, IS NULL, …: not a plain reading
+        if token.kind not in ("identifier", "quoted_identifier"):
+            continue
+        if after is not None and after.is_punct(".") and n + 2 < len(tokens):
+            reads.add(statement.source(key.first + n, key.first + n + 3))
+        else:
+            reads.add(token.text)
+    return reads.pop() if len(reads) == 1 else None
 
 
 def _returned_column(statement: Statement, items: Sequence[Item], key: str) -> int | None:

@@ -28,6 +28,10 @@ class PropertyInfo:
     """`d/m/y` or `m/d/y` (with the values' separator) for a string property whose sampled
     values are dates written as text ("24/08/2017"): sorted or compared, it must be read as
     a date first (sampled schemas only); "" otherwise."""
+    iso_dates: bool = False
+    """A string property whose sampled values are ISO dates written as text ("1961-08-26",
+    "1951-01-24 00:00:00": a CSV import with no types): sorted and compared as written, but
+    a point in time for a superlative ("the oldest", "opened first") (sampled schemas only)."""
     text_of: str = ""
     """The typed property of the same node whose values this string property holds as text
     (an import that kept its column and added a typed copy: `end_date` "Apr 1, 2016" beside

@@ -111,6 +111,20 @@ def date_format(values: Counter[str]) -> str:
     return f"d{sep}m{sep}y" if day_first else f"m{sep}d{sep}y"
 
 
+ISO_DATE_TEXT = re.compile(r"\s*\d{4}-\d{2}-\d{2}(?:[ T]\d{2}:\d{2}(?::\d{2}(?:\.\d+)?)?)?\s*")
+
+
+def iso_dates(values: Counter[str]) -> bool:
+    """Whether sampled string values (with how often each came) are ISO dates or date-times
+    written as text ("1961-08-26", "1951-01-24 00:00:00"), by the shares `date_format` uses."""
+    found = [v for v in values if ISO_DATE_TEXT.fullmatch(v)]
+    return (
+        len(found) >= 3
+        and sum(values[v] for v in found) >= NUMBERS_AS_TEXT_SHARE * sum(values.values())
+        and len(values) - len(found) <= NUMBERS_AS_TEXT_PLACEHOLDERS
+    )
+
+
 UNIQUE_MIN = 5
 """Sampled nodes below which no property counts as unique (two nodes share nothing by luck)."""
 
@@ -195,7 +209,9 @@ def properties_from_samples(samples: Sequence[Mapping[str, Any]]) -> tuple[Prope
             values = tuple(v for v, _ in ranked[:MAX_SAMPLE_VALUES])
         ordered = tuple(sorted(kinds - {"NULL"})) + (("NULL",) if "NULL" in kinds else ())
         as_text = kinds - {"NULL"} == {"STRING"} and numbers_as_text(strings[key])
-        dates = date_format(strings[key]) if kinds - {"NULL"} == {"STRING"} else ""
+        text = kinds - {"NULL"} == {"STRING"}
+        dates = date_format(strings[key]) if text else ""
+        iso = text and iso_dates(strings[key])
         unique = (
             ordered == ("STRING",)
             and len(samples) >= UNIQUE_MIN
@@ -203,6 +219,7 @@ def properties_from_samples(samples: Sequence[Mapping[str, Any]]) -> tuple[Prope
             and len(counter) == present[key]
             and not as_text
             and not dates
+            and not iso
         )
         result.append(
             PropertyInfo(
@@ -212,6 +229,7 @@ def properties_from_samples(samples: Sequence[Mapping[str, Any]]) -> tuple[Prope
                 numbers_as_text=as_text,
                 unique=unique,
                 date_format=dates,
+                iso_dates=iso,
                 text_of=twins.get(key, ""),
             )
         )

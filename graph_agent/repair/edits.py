@@ -8,7 +8,13 @@ from collections.abc import Callable, Iterable, Iterator, Sequence
 
 from graph_agent.graphdb.protocol import GraphSchema, LabelInfo
 from graph_agent.graphdb.schema import quote_name_if_needed
-from graph_agent.lint import MapEntry, node_map_entries, pattern_map_entries, without_entries
+from graph_agent.lint import (
+    MapEntry,
+    node_map_entries,
+    pattern_map_entries,
+    with_condition,
+    without_entries,
+)
 from graph_agent.pruning import name_words, question_words
 from graph_agent.question_fit import counted_label
 from graph_agent.repair.relationships import Hop, written_hops
@@ -1057,6 +1063,67 @@ def word_order_flip(cypher: str, question: str, schema: GraphSchema) -> tuple[st
 def _verb_stem(word: str) -> str:
     """A word's stem without a final e: "influence" is "influenced" less its -ed."""
     return stem(word).rstrip("e")
+
+
+def flag_for_value(
+    cypher: str, label: str, prop: str, value: str, schema: GraphSchema
+) -> tuple[str, str] | None:
+    """The statement with a filter on a text value read as the true/false property the
+    value names, and what changed; None unless exactly one node of the statement has one.
+
+    "Which stores have a coffee bar?" written `(s:Store)-[:OF_TYPE]->(st:StoreType {name:
+    'Coffee Bar'})` (a foodmart trial), where a store's `coffee_bar` is true or false and
+    no store type is called so: the filter becomes `s.coffee_bar = true`. The property's
+    name must say the value's words, no more and no fewer; the hop stays."""
+    words = name_words(value)
+    if not words:
+        return None
+    names = referenced_names(cypher)
+    flags = {
+        (var, p.name)
+        for var, name in names.variables.items()
+        if (info := schema.label(name)) is not None
+        for p in info.properties
+        if "BOOLEAN" in p.types and name_words(p.name) == words
+    }
+    if len(flags) != 1:
+        return None
+    var, flag = flags.pop()
+    condition = f"{var}.{quote_name_if_needed(flag)} = true"
+    fixed = with_condition(cypher, label, prop, value, condition)
+    if fixed is None:
+        return None
+    return fixed, f"{label}.{prop} {value!r} read as {condition} (no {label} is called so)"
+
+
+_SORTING = frozenset({"ORDER", "SKIP", "LIMIT"})
+
+
+def sorted_before_return(cypher: str) -> tuple[str, str] | None:
+    """The statement with an ORDER BY, SKIP or LIMIT written before its final RETURN moved
+    after it, and what moved; None when there is none. "Who manages the largest store?"
+    written `MATCH (s:Store) ORDER BY s.sqft DESC LIMIT 1 RETURN s.manager` (a foodmart
+    trial, refused by the engine on both attempts): Cypher sorts a RETURN's or a WITH's rows,
+    so the sort goes after the RETURN. Not after a WITH (`WITH s ORDER BY … RETURN` is Cypher),
+    nor where the RETURN sorts or limits too."""
+    statement = Statement(cypher)
+    returned = statement.final_return()
+    if returned is None or statement.has_union:
+        return None
+    clauses = statement.clauses
+    at = clauses.index(returned[0])
+    first = at
+    while first > 0 and statement.keyword_at(clauses[first - 1]) in _SORTING:
+        first -= 1
+    if first == at or first == 0 or statement.keyword_at(clauses[first - 1]) == "WITH":
+        return None
+    if any(statement.keyword_at(c) in _SORTING for c in clauses[at + 1 :]):
+        return None
+    tokens = statement.tokens
+    moved = statement.source(clauses[first], clauses[at])
+    head = cypher[: tokens[clauses[first]].position].rstrip()
+    tail = cypher[tokens[clauses[at]].position : tokens[-1].end].rstrip().rstrip(";").rstrip()
+    return f"{head} {tail} {moved}", f"moved {moved} after the RETURN"
 
 
 def named_variables(cypher: str) -> set[str]:

@@ -34,7 +34,7 @@ from graph_agent.question_fit import (
     echoed_feedback,
     left_out_values_feedback,
 )
-from graph_agent.repair.edits import EACH, walked_back
+from graph_agent.repair.edits import EACH, flag_for_value, walked_back
 from graph_agent.repair.probes import Prober, matches_something, nothing_found
 from graph_agent.repair.rule import Case, Fix, Kind, Phase, Trigger, rule
 from graph_agent.result import Stage
@@ -329,6 +329,29 @@ async def value_chosen(case: Case) -> Fix | None:
     return None
 
 
+@rule("value-is-a-flag", E, Trigger.EMPTY_RESULT, Kind.REWRITE, once=VALUE)
+async def value_is_a_flag(case: Case) -> Fix | None:
+    """No rows: "Which stores have a coffee bar?" written `(st:StoreType {name: 'Coffee
+    Bar'})` (a foodmart trial), where no store type is called so and a store's `coffee_bar`
+    is true or false; value-chosen then offered the store types and the model wrote the same
+    filter back. When a string filter holds none of its property's stored values and one node
+    of the statement has a true/false property whose name says the value's words, the filter
+    becomes that property being true, and the statement is read again: its rows answer, and it
+    is the statement shown. Not in a restricted channel (the read would bypass its
+    redaction)."""
+    if case.ctx.policy is not None:
+        return None
+    async for label, prop, value, _stored in _unstored_strings(case):
+        found = flag_for_value(case.cypher, label, prop, value, case.ctx.schema)
+        if found is None:
+            continue
+        statement, detail = found
+        if (kept := await _read_again(case, statement)) is None:
+            continue
+        return Fix(detail, cypher=statement, update=kept)
+    return None
+
+
 @rule("value-moved", E, Trigger.EMPTY_RESULT, Kind.REWRITE, once=VALUE)
 async def value_moved(case: Case) -> Fix | None:
     """No rows: `(m:Machine {name: 'DC1-RCK-2-1'})` for "What operating systems do the
@@ -380,12 +403,18 @@ async def value_next_door(case: Case) -> Fix | None:
     """No rows: `(v:Version {name: 'Linux'})` where 'Linux' is an OS's name and OSes have
     versions. The value belongs to the node at the other end of a relationship; the note shows
     the statement with the filter moved there, trying each (one row) and showing one that
-    matches. Not in a restricted channel (the reads would bypass its row redaction)."""
+    matches. Not in a restricted channel (the reads would bypass its row redaction), nor for a
+    filter whose own property the value lookup finds the value in: "How many customers in
+    Canada own more than 4 cars?" (a foodmart trial; none do) was told that a region's
+    country holds 'Canada', and the rewrite dropped the cars."""
     if case.attempts_left <= 0 or case.ctx.policy is not None:
         return None
+    held = {(h_label, h_prop, value.casefold()) for h_label, h_prop, value in case.hints}
     for label, prop, value in literal_filters(case.cypher)[:MAX_LITERAL_CHECKS]:
         if case.ctx.schema.label(label) is None or not value.strip():
             continue
+        if (label, prop, value.casefold()) in held:
+            continue  # the filter is right where it is: the rows are missing for another reason
         if text := await _value_on_a_neighbour(case, label, prop, value):
             detail = f"{label}.{prop} held next door"
             return Fix(detail, note=text, stage=Stage.VALUE_NEXT_DOOR)

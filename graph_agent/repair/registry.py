@@ -4,6 +4,7 @@
 |----------|-----------------|---------|----------------------------------------------------|
 | validate | statement       | rewrite | not-equal-operator, string-alias, missing-return,  |
 |          |                 |         | direction-in-return, sql-group-by,                 |
+|          |                 |         | order-before-return,                               |
 |          |                 |         | map-as-value, type-as-value, null-in-map,          |
 |          |                 |         | or-in-map,                                         |
 |          |                 |         | text-twin, number-comparison,                      |
@@ -50,6 +51,8 @@
 |          |                 |         | but for a word that holds it there; read again),   |
 |          |                 |         | unsaid-number (a number in a pattern map the       |
 |          |                 |         | question never says goes; read again),             |
+|          |                 |         | value-is-a-flag (a value no node holds that names  |
+|          |                 |         | a true/false property; read again),                |
 |          |                 |         | value-moved (the filter moved to                   |
 |          |                 |         | the node next door, or two hops away, that holds   |
 |          |                 |         | it; read again),                                   |
@@ -267,6 +270,25 @@ the rules removed there, and why, are listed on that page too), with these still
   naming one of 61 houses as if it were all); label-as-property grew a second form from it
   (`h.ledBy.name`: the relationship LED_BY read as a property; `count(h.heirs)`: HEIR_TO
   counted as one).
+- the twenty-eighth session's, from a trial on a retail graph (neo4j-examples/
+  neo4j-foodmart-dataset's import, its CSV columns kept as text where the script keeps them:
+  customers in regions, products of brands in subcategories, departments and families,
+  stores of types in cities, promotions starting and ending on dates; no eval set):
+  value-is-a-flag ("Which stores have a coffee bar?" filtered the store types on 'Coffee
+  Bar', where `coffee_bar` is a store's true/false property) and order-before-return ("Who
+  manages the largest store?" sorted and limited before its RETURN, refused twice). Five
+  rules grew from it: property-for-label reads a true/false property as true where the
+  invented node stood ("a florist": every store came back) and takes a relationship type
+  the schema lacks, named like a property, as that property (`-[:LAST_REMODEL_DATE]->`);
+  value-next-door leaves a filter the value lookup finds on its own property ("customers in
+  Canada with more than 4 cars": none have, and the note moved Canada to the regions);
+  value-left-out takes a value said as the name of a property the statement reads as used
+  ('Coffee' of `s.coffee_bar = true`);
+  superlative-sort-direction reads ISO dates stored as text as a point in time ("Who is the
+  oldest customer?" sorted a `birthdate` of "1961-08-26" descending:
+  `PropertyInfo.iso_dates`, from the sample), and ties-shown reads the ties of a sort on a
+  returned column read through functions ("the most expensive product", `toFloat(p.SRP)`
+  from numbers-as-text, named one of three at the top price).
 
 A new rule: write it in the module of its phase (`validate_rules`, `execute_rules`,
 `answer_rules`; a first rule for the correct step starts `correct_rules` and its trigger) with the `rule` decorator (a docstring that
@@ -291,6 +313,7 @@ RULES: tuple[Rule, ...] = (
     v.missing_return,
     v.direction_in_return,
     v.group_by,
+    v.order_before_return,
     v.map_as_value,
     v.type_as_value,
     v.null_in_map,
@@ -355,6 +378,7 @@ RULES: tuple[Rule, ...] = (
     e.value_property,
     e.value_label,
     e.unsaid_number,
+    e.value_is_a_flag,
     e.value_moved,
     e.value_chosen,
     e.value_next_door,

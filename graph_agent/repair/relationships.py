@@ -24,7 +24,14 @@ from graph_agent.graphdb.protocol import GraphSchema
 from graph_agent.graphdb.schema import NUMBER_TYPES
 from graph_agent.pruning import name_words as name_stems
 from graph_agent.schema_check import arrow, check_schema, has_property, two_hop_paths
-from graph_agent.statement import Statement, fresh_variable, match_end, property_reads
+from graph_agent.statement import (
+    Statement,
+    add_condition,
+    binding,
+    fresh_variable,
+    match_end,
+    property_reads,
+)
 from graph_agent.superlatives import name_properties
 from graph_agent.words import SUPERLATIVE_EST
 from guardrails import (
@@ -680,7 +687,12 @@ def label_kept_as_property(cypher: str, schema: GraphSchema) -> tuple[str, str] 
     its zone as `Rack.zone`; the Zone node and its hop go, and every read of it reads
     `r.zone`. Only when the two labels share no relationship, the other one has exactly one
     property named like the dropped label, the dropped node ends its chain, has no map and is
-    read only through its properties, and the result passes the schema check."""
+    read only through its properties, and the result passes the schema check. Where that
+    property is true or false, the node matched is the property being true: "Which stores
+    have a florist?" written `(s:Store)-[:HAS]->(f:Florist)` (a foodmart trial) reads
+    `WHERE s.florist = true`. A relationship type the schema lacks, named like the kept
+    node's property, is that property too (`-[:LAST_REMODEL_DATE]->(d:Date)`, `d.date` read
+    as `s.last_remodel_date`)."""
     statement = Statement(cypher)
     tokens = statement.tokens
     names = referenced_names(cypher)
@@ -714,9 +726,14 @@ def _dropped_for_property(
     info = schema.label(near_label)
     if far is None or near is None or info is None:
         return None
-    props = [p.name for p in info.properties if name_stems(p.name) == name_stems(far_label)]
+    props = [p for p in info.properties if name_stems(p.name) == name_stems(far_label)]
+    if not props and all(r.type != hop.rel_type for r in schema.relationships):
+        # "Which store was remodeled most recently?" written `(s:Store)-[:LAST_REMODEL_DATE]->
+        # (d:Date) … ORDER BY d.date` (a foodmart trial): the type is the store's property
+        props = [p for p in info.properties if name_stems(p.name) == name_stems(hop.rel_type)]
     if len(props) != 1:
         return None
+    prop = props[0]
     tokens = statement.tokens
     if far_is_left:  # `(far)-[:T]->(near)`: the chain must start at far
         opened = matching_open(tokens, hop.first - 1)
@@ -738,10 +755,18 @@ def _dropped_for_property(
     reads = property_reads(tokens, far, {t.name for t in tokens if t.is_name})
     if len(uses) != len(reads) + 1:
         return None  # the node itself is read (returned, counted, compared)
-    read = f"{near}.{props[0]}"
+    read = f"{near}.{prop.name}"
     edits = [(tokens[first].position, tokens[last].end, "")]
     edits += [(tokens[k].position, tokens[k + 2].end, read) for k in reads]
-    text = statement.edited(edits)
-    if check_schema(text, schema).problems:
+    text: str | None = statement.edited(edits)
+    if text is not None and "BOOLEAN" in prop.types:
+        # "Which stores have a florist?" matched `(f:Florist)` (a foodmart trial): a store
+        # has one where its `florist` is true
+        edited = tokenize(text)
+        bound = binding(edited, near)
+        text = (
+            None if bound is None else add_condition(text, edited[bound].position, f"{read} = true")
+        )
+    if text is None or check_schema(text, schema).problems:
         return None
     return text, f"no relationship links {far_label} to {near_label}: {far_label} read as {read}"

@@ -58,6 +58,7 @@ from graph_agent.repair.edits import (
     relationship_counted,
     relationship_named,
     respelled_names,
+    sorted_before_return,
     walked_back_through_named,
     word_order_flip,
 )
@@ -177,6 +178,16 @@ def group_by(case: Case) -> Fix | None:
     what the RETURN holds beside an aggregate), and an aggregate only the sort reads is
     returned under a name the sort reads (`RETURN p.culture, count(*) AS n ORDER BY n DESC`)."""
     fixed = sql_group_by(case.cypher)
+    return Fix(fixed[1], cypher=fixed[0]) if fixed else None
+
+
+@rule("order-before-return", V, S, Kind.REWRITE)
+def order_before_return(case: Case) -> Fix | None:
+    """`MATCH (s:Store) ORDER BY s.sqft DESC LIMIT 1 RETURN s.manager` for "Who manages the
+    largest store?" (a foodmart trial, refused by the engine on both attempts): Cypher sorts
+    the rows of a RETURN or a WITH, so an ORDER BY, SKIP or LIMIT written before the final
+    RETURN (not after a WITH) goes after it."""
+    fixed = sorted_before_return(case.cypher)
     return Fix(fixed[1], cypher=fixed[0]) if fixed else None
 
 
@@ -622,7 +633,9 @@ def property_for_label(case: Case) -> Fix | None:
     and its reads read `r.zone` (`MATCH (r:Rack) RETURN r.zone AS zone, count(r)`). Only where
     the two labels share no relationship, the kept one has one property named like the other,
     and the dropped node ends its chain, has no map and is read only through its properties
-    (counted-by-property is the same mistake where the statement matched the zone alone)."""
+    (counted-by-property is the same mistake where the statement matched the zone alone).
+    A true/false property is read as true where the node stood ("Which stores have a
+    florist?", `(f:Florist)` for `s.florist`, a foodmart trial: every store came back)."""
     if fixed := label_kept_as_property(case.cypher, case.ctx.schema):
         return Fix(fixed[1], cypher=fixed[0])
     return None

@@ -1422,6 +1422,86 @@ def test_the_thrones_trials_questions_are_repaired(
     _repaired_on(scratch_db, _THRONES, question, written, rows, rule)
 
 
+# The foodmart trial's shapes (neo4j-examples/neo4j-foodmart-dataset's import, its CSV columns
+# kept as text where the script keeps them): stores of a type with true/false departments and
+# text dates, customers born on ISO dates written as text, products priced as text.
+_FOODMART = (
+    "CREATE (super:StoreType {name: 'Supermarket'}), (small:StoreType {name: 'Small Grocery'}), "
+    "(:Store {name: 'Store 1', coffee_bar: false, florist: false, sqft: 23593, manager: 'Jones', "
+    "last_remodel_date: '1990-12-05 00:00:00'})-[:OF_TYPE]->(super), "
+    "(:Store {name: 'Store 2', coffee_bar: true, florist: true, sqft: 21244, manager: 'Smith', "
+    "last_remodel_date: '1973-06-04 00:00:00'})-[:OF_TYPE]->(small), "
+    "(:Store {name: 'Store 3', coffee_bar: true, florist: false, "
+    "last_remodel_date: '1997-11-10 00:00:00'})-[:OF_TYPE]->(super), "
+    "(:Customer {fullname: 'Sheri Nowmer', birthdate: '1961-08-26'}), "
+    "(:Customer {fullname: 'Derrick Whelply', birthdate: '1915-07-03'}), "
+    "(:Customer {fullname: 'Jeanne Derry', birthdate: '1915-07-03'}), "
+    "(:Customer {fullname: 'Hershel Cerino', birthdate: '1980-12-24'}), "
+    "(:Product {name: 'Washington Berry Juice', SRP: '2.8500'}), "
+    "(:Product {name: 'Carlson Strawberry Yogurt', SRP: '3.9800'}), "
+    "(:Product {name: 'Better Chicken Soup', SRP: '3.9800'}), "
+    "(:Product {name: 'Washington Mango Drink', SRP: '0.7400'})"
+)
+
+
+@pytest.mark.parametrize(
+    ("question", "written", "rows", "rule"),
+    [
+        (
+            "Which stores have a coffee bar?",
+            "MATCH (s:Store)-[:OF_TYPE]->(st:StoreType {name: 'Coffee Bar'}) "
+            "RETURN s.name AS store ORDER BY store",
+            [("Store 2",), ("Store 3",)],  # no store type is called so: the store's flag
+            "value-is-a-flag",
+        ),
+        (
+            "Who manages the largest store?",
+            "MATCH (s:Store) ORDER BY s.sqft DESC LIMIT 1 RETURN s.manager AS manager",
+            [("Jones", 23593)],  # refused by the engine: sorted before the RETURN
+            "order-before-return",
+        ),
+        (
+            "Which stores have a florist?",
+            "MATCH (s:Store)-[:HAS]->(f:Florist) RETURN s.name AS store ORDER BY store",
+            [("Store 2",)],  # no Florist label: having one is the flag being true
+            "property-for-label",
+        ),
+        (
+            "Which store was remodeled most recently?",
+            "MATCH (s:Store)-[:LAST_REMODEL_DATE]->(d:Date) RETURN s.name AS store, d.date AS day "
+            "ORDER BY day DESC LIMIT 1",
+            [("Store 3", "1997-11-10 00:00:00")],  # no such relationship: the store's property
+            "property-for-label",
+        ),
+        (
+            "Who is the oldest customer?",
+            "MATCH (c:Customer) RETURN c.fullname AS name, c.birthdate AS born "
+            "ORDER BY born DESC LIMIT 1",
+            [("Derrick Whelply", "1915-07-03"), ("Jeanne Derry", "1915-07-03")],  # ISO text
+            "superlative-sort-direction",
+        ),
+        (
+            "What is the most expensive product?",
+            "MATCH (p:Product) RETURN p.name AS name, p.SRP AS price ORDER BY p.SRP DESC LIMIT 1",
+            [("Carlson Strawberry Yogurt", "3.9800"), ("Better Chicken Soup", "3.9800")],
+            "ties-shown",  # read as a number (numbers-as-text), two at the top price
+        ),
+    ],
+    ids=[
+        "a value that names a flag",
+        "sorted before the RETURN",
+        "a label that names a flag",
+        "a relationship that names a property",
+        "ISO dates as text",
+        "ties of a price read as a number",
+    ],
+)
+def test_the_foodmart_trials_questions_are_repaired(
+    scratch_db: GraphDB, question: str, written: str, rows: list[tuple[object, ...]], rule: str
+) -> None:
+    _repaired_on(scratch_db, _FOODMART, question, written, rows, rule)
+
+
 def test_a_topic_word_a_glued_name_holds_is_asked(scratch_db: GraphDB) -> None:
     """ "password" is a general topic (declined before the model on a graph without the word);
     `pwdlastset` holds its short form, so the question is the graph's."""

@@ -125,6 +125,23 @@ def test_dates_written_as_text_are_told_with_their_order(values: list[str], writ
 
 
 @pytest.mark.parametrize(
+    ("values", "iso"),
+    [
+        (["1961-08-26", "1915-07-03", "1980-12-24", "1961-08-26"], True),  # a foodmart trial's
+        (["1982-01-09 00:00:00", "1970-04-02 00:00:00", "1959-06-07 00:00:00"], True),
+        (["2017-08-24T10:00", "2017-08-07", "2017-09-13", "unknown"], True),  # a placeholder
+        (["2017-08-24", "2017-08-07"], False),  # too few to tell
+        (["24/08/2017", "7/08/2017", "13/09/2017"], False),  # day first: date_format's
+        (["2017-08-24 to 2017-09-01", "2017-08-07", "x", "y", "z", "w"], False),  # mostly text
+    ],
+)
+def test_iso_dates_written_as_text_are_told(values: list[str], iso: bool) -> None:
+    props = properties_from_samples([{"v": v} for v in values])
+    assert props[0].iso_dates is iso
+    assert not (iso and props[0].unique)  # a date names nothing
+
+
+@pytest.mark.parametrize(
     ("samples", "unique"),
     [
         ([{"v": f"RY5{n} APF"} for n in range(5)], True),  # five registrations, none twice

@@ -33,7 +33,7 @@ DATA = yaml.safe_load((Path(__file__).parent / "repair_cases" / "cases.yaml").re
 def _property(name: str, kind: str) -> PropertyInfo:
     """`NUMBER_TEXT` is a string property that holds numbers written as text; `KEY` one no
     two sampled nodes share; `DATE_TEXT` one that holds dates written day/month/year;
-    `TEXT_OF:<prop>` one that holds the typed property <prop> written as text."""
+    `ISO_TEXT` one that holds ISO dates as text; `TEXT_OF:<prop>` one that holds the typed property <prop> written as text."""
     if kind.startswith("TEXT_OF:"):
         return PropertyInfo(name, ("STRING",), text_of=kind.split(":", 1)[1])
     if kind == "NUMBER_TEXT":
@@ -42,6 +42,8 @@ def _property(name: str, kind: str) -> PropertyInfo:
         return PropertyInfo(name, ("STRING",), unique=True)
     if kind == "DATE_TEXT":
         return PropertyInfo(name, ("STRING",), date_format="d/m/y")
+    if kind == "ISO_TEXT":
+        return PropertyInfo(name, ("STRING",), iso_dates=True)
     return PropertyInfo(name, (kind,))
 
 
