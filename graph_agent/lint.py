@@ -307,17 +307,12 @@ def with_condition(cypher: str, label: str, prop: str, value: str, condition: st
     `{name: 'Coffee Bar'}` goes and the condition joins the WHERE of the MATCH that holds it
     (one is added where there is none). None when there is none, or one is wrapped in a case
     function or written the other way round (`'x' = st.name`)."""
-
-    def found(text: str) -> tuple[list[Token], list[_Site]]:
-        tokens = tokenize(text)
-        sites = [
-            site
-            for site in _sites(tokens)
-            if site.label == label and site.prop == prop and site.literal.value == value
-        ]
-        return tokens, sites
-
-    tokens, sites = found(cypher)
+    tokens = tokenize(cypher)
+    sites = [
+        site
+        for site in _sites(tokens)
+        if site.label == label and site.prop == prop and site.literal.value == value
+    ]
     if not sites or any(s.wrapped or (not s.in_map and s.key[0] > s.start) for s in sites):
         return None
     mapped = next((s for s in sites if s.in_map), None)

@@ -928,7 +928,7 @@ def _one_read(statement: Statement, key: Item) -> str | None:
     """The one name or property read (`p.SRP`, `price`) a sort key computes its value from,
     through functions that read it in another form only (not `size`):
     `toFloat(replace(trim(p.SRP), ',', ''))`, numbers-as-text's reading of a price stored as
-    text (a foodmart trial: three products tied at the top price). Rows alike in what it
+    text (a foodmart trial: five products tied at the top price). Rows alike in what it
     reads are alike in the key. None for anything else."""
     tokens = statement.tokens[key.first : key.end]
     reads: set[str] = set()

@@ -288,7 +288,7 @@ the rules removed there, and why, are listed on that page too), with these still
   oldest customer?" sorted a `birthdate` of "1961-08-26" descending:
   `PropertyInfo.iso_dates`, from the sample), and ties-shown reads the ties of a sort on a
   returned column read through functions ("the most expensive product", `toFloat(p.SRP)`
-  from numbers-as-text, named one of three at the top price).
+  from numbers-as-text, named one of five at the top price).
 
 A new rule: write it in the module of its phase (`validate_rules`, `execute_rules`,
 `answer_rules`; a first rule for the correct step starts `correct_rules` and its trigger) with the `rule` decorator (a docstring that
