@@ -11,7 +11,7 @@ from __future__ import annotations
 import json
 import logging
 import re
-from collections.abc import AsyncIterator, Callable, Sequence
+from collections.abc import AsyncIterator, Callable, Collection, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -341,11 +341,15 @@ async def value_is_a_flag(case: Case) -> Fix | None:
     redaction)."""
     if case.ctx.policy is not None:
         return None
-    async for label, prop, value, _stored in _unstored_strings(case):
-        found = flag_for_value(case.cypher, label, prop, value, case.ctx.schema)
-        if found is None:
-            continue
-        statement, detail = found
+    flags = {
+        written: found
+        for written in literal_filters(case.cypher)[:MAX_LITERAL_CHECKS]
+        if (found := flag_for_value(case.cypher, *written, case.ctx.schema)) is not None
+    }
+    if not flags:
+        return None  # no flag named: no stored values read
+    async for label, prop, value, _stored in _unstored_strings(case, only=flags):
+        statement, detail = flags[(label, prop, value)]
         if (kept := await _read_again(case, statement)) is None:
             continue
         return Fix(detail, cypher=statement, update=kept)
@@ -671,13 +675,21 @@ async def _distinct_values(
 
 
 async def _unstored_strings(
-    case: Case, *, min_chars: int = 1, skip_hinted: bool = False, most: int = MAX_STORED_VALUES
+    case: Case,
+    *,
+    min_chars: int = 1,
+    skip_hinted: bool = False,
+    most: int = MAX_STORED_VALUES,
+    only: Collection[tuple[str, str, str]] | None = None,
 ) -> AsyncIterator[tuple[str, str, str, list[str]]]:
     """The statement's string filters (three at most) on a property of at most `most` values
     that holds none of them (case aside): (label, property, literal, the stored values).
-    `skip_hinted`: not a literal a value hint holds (stored, elsewhere)."""
+    `skip_hinted`: not a literal a value hint holds (stored, elsewhere); `only`: just these
+    filters (the others' values are not read)."""
     hinted = {held.casefold() for _label, _prop, held in case.hints} if skip_hinted else set()
     for label, prop, value in literal_filters(case.cypher)[:MAX_LITERAL_CHECKS]:
+        if only is not None and (label, prop, value) not in only:
+            continue
         info = case.ctx.schema.label(label)
         own = next((p for p in info.properties if p.name == prop), None) if info else None
         if own is None or "STRING" not in own.types or len(value.strip()) < min_chars:
