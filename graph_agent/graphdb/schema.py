@@ -298,6 +298,17 @@ def sample_schema(
         for rel_type, end_labels, n in rows:
             for end in end_labels or []:
                 patterns.setdefault((name, str(rel_type), end), int(n))
+    for start, rel_type, end in patterns:
+        if pattern_props.get((start, rel_type, end)) or start not in wanted or end not in wanted:
+            continue
+        # A pattern the type's capped sample never reached (one type between many labels,
+        # the first thousand all of one pair): its own properties are read, or it would show
+        # none (a co-occurrence graph's weight on a group's relationships).
+        rows = read(
+            f"MATCH (:{quote_name(start)})-[r:{quote_name(rel_type)}]->(:{quote_name(end)}) "
+            f"WITH r LIMIT {min(cap, _PATTERN_PROBE)} RETURN properties(r)"
+        )
+        pattern_props[(start, rel_type, end)] = [row[0] or {} for row in rows]
 
     rels = [
         RelPattern(

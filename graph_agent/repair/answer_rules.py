@@ -94,3 +94,36 @@ def one_of_many(case: Case) -> Fix | None:
     ):
         return None
     return Fix(f"the answer named one of {len(case.rows)} rows", note=_plain(case))
+
+
+_PART_OF_THE_LIST = re.compile(
+    r"\b(?:such as|including|includes?|among (?:them|others)|e\.g|for example|for instance|"
+    r"others?|more|some|several|top|first|last|few|most|etc)\b",
+    re.IGNORECASE,
+)
+_LISTED = 3
+
+
+@rule("list-left-short", A, W, Kind.GUARD)
+def list_left_short(case: Case) -> Fix | None:
+    """An answer that lists the rows' values as if they were all, with some left out: "Which
+    places is Gandalf related to?" (a trial on a co-occurrence graph nobody here wrote) got 21
+    of its 22 places, Mordor missing, and "Which characters are related to Mordor?" 29 of 32;
+    a reader takes a bare list for the whole. The plain rows instead, when the answer names at
+    least three values of one column and not all, and says no word that it gives only part
+    ("such as", "including", "among others", "the top", "more", …)."""
+    if len(case.rows) <= _LISTED or case.state.get("tool_text"):
+        return None
+    if _PART_OF_THE_LIST.search(case.answer):
+        return None
+    text = case.answer.casefold()
+    for column in range(len(case.columns)):
+        values = {
+            cell.strip().casefold()
+            for row in case.rows
+            if column < len(row) and isinstance(cell := row[column], str) and cell.strip()
+        }
+        named = {v for v in values if re.search(rf"(?<!\w){re.escape(v)}(?!\w)", text)}
+        if len(named) >= _LISTED and named != values:
+            return Fix(f"the answer listed {len(named)} of {len(values)} values", note=_plain(case))
+    return None

@@ -8,16 +8,16 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 
-from graph_agent.graphdb.protocol import GraphSchema, RelPattern
-from graph_agent.graphdb.schema import quote_name_if_needed
+from graph_agent.graphdb.protocol import GraphSchema, LabelInfo, RelPattern
+from graph_agent.graphdb.schema import NUMBER_TYPES, quote_name_if_needed
 from graph_agent.lint import node_map_entries
 from graph_agent.question_fit import counted_label, label_named
 from graph_agent.repair.edits import EACH, HOW_MANY, named_variables, node_filters
 from graph_agent.repair.relationships import Hop, written_hops
 from graph_agent.schema_check import arrow
 from graph_agent.statement import Item, Statement, fresh_variable, is_aggregate_call
-from graph_agent.superlatives import asks_order, name_properties
-from graph_agent.words import LINKING, label_said, plural
+from graph_agent.superlatives import asks_order, name_properties, property_kind
+from graph_agent.words import LINKING, Said, label_said, plural
 from guardrails import (
     ReferencedNames,
     Token,
@@ -223,6 +223,18 @@ def _map_keys(cypher: str, var: str) -> set[str]:
     return {e.prop for e in node_map_entries(cypher) if e.variable == var}
 
 
+def _label_after_values(words: list[str], statement: Statement, schema: GraphSchema) -> Said | None:
+    """The label the phrase names, after any leading words that the statement's string
+    literals hold ("female characters" where it filters `gender: "female"`)."""
+    literals = {w.lower() for t in statement.tokens if t.kind == "string" for w in t.value.split()}
+    for start in range(len(words)):
+        if start and words[start - 1].lower() not in literals:
+            return None
+        if (said := label_said(words[start:], schema)) is not None:
+            return said
+    return None
+
+
 def count_unasked(cypher: str, question: str, schema: GraphSchema) -> tuple[str, str] | None:
     """The statement listing what it counted, and what changed; None unless a "which/what
     <label> are there" question with no word of counting is answered by one count of that
@@ -233,8 +245,8 @@ def count_unasked(cypher: str, question: str, schema: GraphSchema) -> tuple[str,
     asked = _WHICH_PLURAL.search(question)
     if asked is None or _COUNT_WORDS.search(question):
         return None
-    said = label_said(asked.group(1).split(), schema)
     statement = Statement(cypher)
+    said = _label_after_values(asked.group(1).split(), statement, schema)
     returned = statement.final_return()
     counts = _counts(statement)
     if said is None or returned is None or len(returned[1]) != 1 or len(counts) != 1:
@@ -482,6 +494,11 @@ def lone_node_counted(cypher: str, question: str, schema: GraphSchema) -> tuple[
         # relationship between the two labels, either way round.
         roles = {(r.type, r.end == label.name) for r in _between(schema, label.name, ranked)}
         said = {ranked} if ranked else set()
+    if not roles and (measure := _stored_measure(statement, close, label)) is not None:
+        tokens = statement.tokens
+        read = f"{var}.{quote_name_if_needed(measure)}"
+        edits = [(tokens[at].position, tokens[close].end, read)]
+        return statement.edited(edits), f"read {read} (a count per node alone is 1)"
     if len(roles) != 1:
         return None
     ((rel_type, into),) = roles
@@ -505,6 +522,44 @@ def lone_node_counted(cypher: str, question: str, schema: GraphSchema) -> tuple[
         edits.append((inside[-1].position, inside[-1].end, new))
     what = f"{rel_type} {'into' if into else 'out of'} each {label.name}"
     return statement.edited(edits), f"counted {what} (a count per node alone is 1)"
+
+
+def _stored_measure(statement: Statement, close: int, label: LabelInfo) -> str | None:
+    """The number property a count per lone node stands for, when no relationship is named
+    and the question ranks by it: the one its alias names ("count(*) AS freqsum"), else the
+    label's only number property that is neither what a node is called by nor a point in
+    time or a span (a year of birth is no measure of anything counted). "Which character is
+    mentioned most often?" written `MATCH (c:Character) RETURN c.name, count(*) AS freqsum
+    ORDER BY freqsum DESC LIMIT 1` (a trial on a co-occurrence graph) tied every character at
+    1; each stores how often it is mentioned in `freqsum`."""
+    tokens = statement.tokens
+    alias = (
+        tokens[close + 2].name
+        if close + 2 < len(tokens)
+        and tokens[close + 1].is_keyword("AS")
+        and tokens[close + 2].is_name
+        else None
+    )
+    if alias is None or alias not in (
+        statement.source(k.first, k.end) for k in statement.order_keys()
+    ):
+        return None
+    numbers = [
+        p.name
+        for p in label.properties
+        if set(p.types) & NUMBER_TYPES
+        and not p.unique
+        and p.name not in name_properties(label)
+        and property_kind(p) is None
+    ]
+    named = [
+        n
+        for n in numbers
+        if [w.lower() for w in name_words(n)] == [w.lower() for w in name_words(alias)]
+    ]
+    if named:
+        return named[0]
+    return numbers[0] if len(numbers) == 1 else None
 
 
 def _between(schema: GraphSchema, one: str, other: str | None) -> list[RelPattern]:
@@ -633,3 +688,55 @@ def _optional_hop(
         edits.append((star.position, star.end, other))
     label = names.variables.get(grouped, "node")
     return statement.edited(edits), f"{label}s with none counted (OPTIONAL MATCH, 0 for them)"
+
+
+_WHICH_WORD = re.compile(r"^\s*(?:which|what)\s+([A-Za-z][\w-]*)", re.IGNORECASE)
+_MOST_OF = re.compile(r"\b(?:most|fewest|least)\s+[A-Za-z]", re.IGNORECASE)
+
+
+def asked_value_not_counted(
+    cypher: str, question: str, schema: GraphSchema
+) -> tuple[str, str] | None:
+    """The statement returning the node the question asks about by a value, and what changed;
+    None unless that node is plain. "Which dwarf is related to the most characters?" written
+    `MATCH (c:Character {race: "dwarf"})-[:RELATED_TO]-(c2:Character) RETURN c2.name, count(*)
+    AS num ORDER BY num DESC LIMIT 1` (a trial on a co-occurrence graph) named the character
+    related to the most dwarves. Where the word after "which" is the one string value the
+    statement filters one node on, and the RETURN is one count beside one read of another
+    node of that label (the counted one), what the filtered node is called by is read instead
+    (so the count is per that node). Not behind a WITH or UNION, nor where the sort reads the
+    replaced column."""
+    found = _WHICH_WORD.match(question)
+    if found is None or not _MOST_OF.search(question):
+        return None
+    asked = stem(found.group(1))
+    filtered = {
+        var
+        for var, _prop, value, _in_map in node_filters(cypher)
+        if value.kind == "string" and [stem(w) for w in value.value.split()] == [asked]
+    }
+    names = referenced_names(cypher)
+    statement = Statement(cypher)
+    returned = statement.final_return()
+    if len(filtered) != 1 or returned is None or statement.has_union or statement.last("WITH"):
+        return None
+    (var,) = filtered
+    label = schema.label(names.variables.get(var, ""))
+    items = returned[1]
+    reads = [item for item in items if not statement.aggregates(item)]
+    if label is None or len(items) != 2 or len(reads) != 1 or not _counts(statement):
+        return None
+    item = reads[0]
+    words = statement.words(item)
+    if len(words) != 3 or words[1] != "." or words[0] == var:
+        return None
+    if names.variables.get(words[0]) != label.name or not (props := name_properties(label)):
+        return None
+    replaced = {statement.source(item.first, item.end), item.alias}
+    if any(statement.source(k.first, k.end) in replaced for k in statement.order_keys()):
+        return None
+    tokens = statement.tokens
+    stop = tokens[item.end + 1].end if item.alias else tokens[item.end - 1].end
+    read = ", ".join(f"{var}.{quote_name_if_needed(p)} AS {quote_name_if_needed(p)}" for p in props)
+    fixed = statement.edited([(tokens[item.first].position, stop, read)])
+    return fixed, f"returned {read}, the {found.group(1)} asked about, not the {words[0]} counted"

@@ -69,7 +69,7 @@
 |          |                 |         | property; read without them), ties-shown           |
 |          |                 |         | (the rows tied with a LIMIT 1's row)               |
 | answer   | worded_answer   | guard   | answer-denies-rows, unsupported-claims,            |
-|          |                 |         | omits-the-value, one-of-many                       |
+|          |                 |         | omits-the-value, one-of-many, list-left-short      |
 
 Each rule earned its place on the dev splits (docs/eval.md, "What each repair rule is worth";
 the rules removed there, and why, are listed on that page too), with these still on trial:
@@ -289,6 +289,21 @@ the rules removed there, and why, are listed on that page too), with these still
   `PropertyInfo.iso_dates`, from the sample), and ties-shown reads the ties of a sort on a
   returned column read through functions ("the most expensive product", `toFloat(p.SRP)`
   from numbers-as-text, named one of five at the top price).
+- the twenty-ninth session's, from a trial on a co-occurrence graph (neo4j-examples/
+  cytoscape-graph-viz-lotr's CSVs: characters of a race, places, groups and the Ring, each
+  mentioned `freqsum` times; a pair that appears together is one RELATED_TO with a weight,
+  pointing whichever way the source listed it; no eval set): list-left-short (an answer
+  guard: "Which places is Gandalf related to?" got 21 of 22 places as a bare list, Mordor
+  missing). Three rules grew from it: reciprocal-relationship reads a reciprocal tie both ways
+  between two labels the schema links both ways round ("Which groups is Gimli related to?"
+  found two of six); lone-node-counted reads the number a node stores where the count per
+  node alone is sorted and no relationship is named ("Which character is mentioned most
+  often?" tied every character at 1: `freqsum`); count-unasked takes a value said before the
+  label that the statement filters on ("Which female characters are there?" got 5); and
+  which-names-the-thing returns the node the question asks about by a value ("Which dwarf is
+  related to the most characters?" named the character next to the most dwarves). Beside
+  them, not a rule: the schema sample reads the properties of a pattern that its capped sample
+  of the type never reached (graphdb/schema.py: a group's RELATED_TO showed no weight).
 
 A new rule: write it in the module of its phase (`validate_rules`, `execute_rules`,
 `answer_rules`; a first rule for the correct step starts `correct_rules` and its trigger) with the `rule` decorator (a docstring that
@@ -394,6 +409,7 @@ RULES: tuple[Rule, ...] = (
     a.unsupported,
     a.omits_the_value,
     a.one_of_many,
+    a.list_left_short,
 )
 
 BY_NAME = {r.name: r for r in RULES}

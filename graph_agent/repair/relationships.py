@@ -136,19 +136,28 @@ def reciprocal_fix(cypher: str, schema: GraphSchema) -> tuple[str, str] | None:
     """The statement with each directed relationship between two nodes of one label whose type
     names a reciprocal tie (`KNOWS`, `SIBLING_OF`, `MARRIED_TO`) read both ways, and what
     changed; None when there is none. Only where one end is named or read again (a filter, a
-    returned or counted node): a count of every such tie would count each twice."""
+    returned or counted node): a count of every such tie would count each twice. Between two
+    labels, a reciprocal tie the schema has both ways round is read both ways wherever it is
+    written ("Which groups is Gimli related to?" found two of five on a co-occurrence graph
+    that stores each pair once, in whichever direction its source listed it); a type that runs
+    both ways but names no reciprocal tie (an application that depends on software, software
+    on an application) keeps its direction."""
     tokens = tokenize(cypher)
     names = referenced_names(cypher)
     cuts: list[int] = []
     turned: list[str] = []
     for hop in written_hops(tokens, names):
-        if hop.left is None or hop.left != hop.right:
+        if hop.left is None or hop.right is None or not name_stems(hop.rel_type) & _RECIPROCAL:
             continue
-        if not name_stems(hop.rel_type) & _RECIPROCAL:
+        ways = {(r.start, r.end) for r in schema.relationships if r.type == hop.rel_type}
+        if hop.left != hop.right:
+            # Two labels the tie joins both ways round (a character related to a place, and
+            # a place to a character): each pair is stored once, either way; both are read.
+            if {(hop.left, hop.right), (hop.right, hop.left)} <= ways:
+                cuts.append(tokens[hop.last if hop.points_right else hop.first].position)
+                turned.append(hop.rel_type)
             continue
-        if not any(
-            r.type == hop.rel_type and r.start == r.end == hop.left for r in schema.relationships
-        ):
+        if (hop.left, hop.left) not in ways:
             continue
         if not (_read_again(tokens, hop.left_var) or _read_again(tokens, hop.right_var)) and not (
             _has_map(tokens, hop.first - 1) or _has_map(tokens, hop.last + 1)
@@ -162,7 +171,10 @@ def reciprocal_fix(cypher: str, schema: GraphSchema) -> tuple[str, str] | None:
     for at in sorted(cuts, reverse=True):
         fixed = fixed[:at] + fixed[at + 1 :]
     ties = ", ".join(dict.fromkeys(turned))
-    return fixed, f"{ties} read both ways (a tie between two of a kind is stored once)"
+    return (
+        fixed,
+        f"{ties} read both ways (a tie both ends have alike is stored once, either way round)",
+    )
 
 
 _BOTH = re.compile(r"\bboth\b|\bin common\b|\bcommon to\b|\bshared by\b", re.IGNORECASE)

@@ -32,6 +32,7 @@ from graph_agent.repair.comparisons import (
     year_as_day_fix,
 )
 from graph_agent.repair.counts import (
+    asked_value_not_counted,
     count_distinct,
     count_unasked,
     fewest_keeps_none,
@@ -978,12 +979,16 @@ def which_names_the_thing(case: Case) -> Fix | None:
     "What is the earliest movie Tom Hanks acted in?" answered by the film's year alone (a
     Movies trial): the film's title is added (thing_of_measure_fix). "Which film has the most
     planets?" answered by the planet in the most films, grouped by the counted node (a Star
-    Wars trial): the asked node's name replaces the counted node's (asked_not_counted_fix)."""
+    Wars trial): the asked node's name replaces the counted node's (asked_not_counted_fix);
+    so too where the asked thing is a value of the node ("Which dwarf is related to the most
+    characters?" grouped by the other character, a trial on a co-occurrence graph:
+    asked_value_not_counted)."""
     schema = case.ctx.schema
     fixed = (
         identify_fix(case.cypher, case.question, schema)
         or thing_of_measure_fix(case.cypher, case.question, schema)
         or asked_not_counted_fix(case.cypher, case.question, schema)
+        or asked_value_not_counted(case.cypher, case.question, schema)
     )
     return Fix(fixed[1], cypher=fixed[0]) if fixed else None
 

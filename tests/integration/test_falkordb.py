@@ -58,6 +58,28 @@ def test_schema_include_exclude_and_sampling_cap(demo_db: GraphDB) -> None:
     assert all("Person" not in (r.start, r.end) for r in without.relationships)
 
 
+def test_a_pattern_the_capped_sample_missed_keeps_its_relationship_properties(
+    scratch_db: GraphDB,
+) -> None:
+    # One type between several label pairs: the first relationships of the type are all
+    # Character -> Character, so a sample capped below their number never reaches a Group's.
+    scratch_db.run_write(
+        "UNWIND range(1, 12) AS i CREATE (:Character {name: 'c' + toString(i)})"
+        "-[:RELATED_TO {weight: i}]->(:Character {name: 'd' + toString(i)})"
+    )
+    scratch_db.run_write(
+        "CREATE (:Group {name: 'Elves'})-[:RELATED_TO {weight: 26}]->(:Character {name: 'x'})"
+    )
+    schema = scratch_db.schema(sample=5)
+    weights = {
+        (r.start, r.end): [p.name for p in r.properties]
+        for r in schema.relationships
+        if r.type == "RELATED_TO"
+    }
+    assert weights == {("Character", "Character"): ["weight"], ("Group", "Character"): ["weight"]}
+    assert "(:Group)-[:RELATED_TO {weight: INTEGER}]->(:Character)" in schema_text(schema)
+
+
 def test_schema_text_and_fingerprint(demo_db: GraphDB) -> None:
     schema = demo_db.schema()
     text = schema_text(schema)

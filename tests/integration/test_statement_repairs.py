@@ -1502,6 +1502,72 @@ def test_the_foodmart_trials_questions_are_repaired(
     _repaired_on(scratch_db, _FOODMART, question, written, rows, rule)
 
 
+# The LOTR co-occurrence trial's shapes (neo4j-examples/cytoscape-graph-viz-lotr): characters of
+# a race, places and groups, each mentioned `freqsum` times; a pair that appears together is
+# one RELATED_TO, pointing whichever way the source listed it.
+_LOTR = (
+    "CREATE (frodo:Character {name: 'Frodo', race: 'hobbit', gender: 'male', freqsum: 2040}), "
+    "(sam:Character {name: 'Sam', race: 'hobbit', gender: 'male', freqsum: 1400}), "
+    "(arwen:Character {name: 'Arwen', race: 'elves', gender: 'female', freqsum: 51}), "
+    "(gimli:Character {name: 'Gimli', race: 'dwarf', gender: 'male', freqsum: 403}), "
+    "(gloin:Character {name: 'Gloin', race: 'dwarf', gender: 'male', freqsum: 52}), "
+    "(shelob:Character {name: 'Shelob', race: 'animal', gender: 'female', freqsum: 40}), "
+    "(mordor:Place {name: 'Mordor', freqsum: 265}), (shire:Place {name: 'Shire', freqsum: 411}), "
+    "(elves:Group {name: 'Elves', race: 'elves', freqsum: 292}), "
+    "(dwarves:Group {name: 'Dwarves', race: 'dwarf', freqsum: 122}), "
+    "(frodo)-[:RELATED_TO {weight: 533}]->(sam), (frodo)-[:RELATED_TO {weight: 48}]->(mordor), "
+    "(frodo)-[:RELATED_TO {weight: 45}]->(elves), "
+    "(mordor)-[:RELATED_TO {weight: 34}]->(sam), (frodo)-[:RELATED_TO {weight: 104}]->(shire), "
+    "(elves)-[:RELATED_TO {weight: 20}]->(gimli), (dwarves)-[:RELATED_TO {weight: 18}]->(gimli), "
+    "(gimli)-[:RELATED_TO {weight: 24}]->(gloin), (gimli)-[:RELATED_TO {weight: 34}]->(frodo), "
+    "(gimli)-[:RELATED_TO {weight: 19}]->(sam), (gloin)-[:RELATED_TO {weight: 9}]->(frodo), "
+    "(shelob)-[:RELATED_TO {weight: 15}]->(sam), (sam)-[:RELATED_TO {weight: 5}]->(arwen)"
+)
+
+
+@pytest.mark.parametrize(
+    ("question", "written", "rows", "rule"),
+    [
+        (
+            "Which character is mentioned most often?",
+            "MATCH (c:Character) RETURN c.name, count(*) AS freqsum ORDER BY freqsum DESC LIMIT 1",
+            [("Frodo", 2040)],  # a count per character alone is 1: the number each stores
+            "lone-node-counted",
+        ),
+        (
+            "Which groups is Gimli related to?",
+            "MATCH (c:Character {name: 'Gimli'})-[:RELATED_TO]->(g:Group) "
+            "RETURN g.name AS name ORDER BY name",
+            [("Dwarves",), ("Elves",)],  # each pair stored once, either way round
+            "reciprocal-relationship",
+        ),
+        (
+            "Which female characters are there?",
+            "MATCH (c:Character {gender: 'female'}) RETURN count(c) AS female_characters",
+            [("Arwen",), ("Shelob",)],  # a list asked, a count given
+            "count-unasked",
+        ),
+        (
+            "Which dwarf is related to the most characters?",
+            "MATCH (c:Character {race: 'dwarf'})-[:RELATED_TO]-(c2:Character) "
+            "RETURN c2.name, count(*) AS n ORDER BY n DESC LIMIT 1",
+            [("Gimli", 3)],  # grouped by the other character: the dwarf asked about instead
+            "which-names-the-thing",
+        ),
+    ],
+    ids=[
+        "a count per node where it stores the number",
+        "a reciprocal tie between two labels",
+        "a value before the label",
+        "the asked thing a value",
+    ],
+)
+def test_the_lotr_trials_questions_are_repaired(
+    scratch_db: GraphDB, question: str, written: str, rows: list[tuple[object, ...]], rule: str
+) -> None:
+    _repaired_on(scratch_db, _LOTR, question, written, rows, rule)
+
+
 def test_a_topic_word_a_glued_name_holds_is_asked(scratch_db: GraphDB) -> None:
     """ "password" is a general topic (declined before the model on a graph without the word);
     `pwdlastset` holds its short form, so the question is the graph's."""
