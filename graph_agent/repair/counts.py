@@ -740,3 +740,43 @@ def asked_value_not_counted(
     read = ", ".join(f"{var}.{quote_name_if_needed(p)} AS {quote_name_if_needed(p)}" for p in props)
     fixed = statement.edited([(tokens[item.first].position, stop, read)])
     return fixed, f"returned {read}, the {found.group(1)} asked about, not the {words[0]} counted"
+
+
+def pinned_node_counted(cypher: str, question: str, schema: GraphSchema) -> tuple[str, str] | None:
+    """The statement counting the one node of the counted label that nothing names, and what
+    changed; None unless there is exactly one. "How many characters are related to both Sam
+    and Gollum?" written `MATCH (c:Character {name: "Sam"})-[:RELATED_TO]-(c2:Character)
+    -[:RELATED_TO]-(c3:Character {name: "Gollum"}) RETURN count(DISTINCT c)` (a trial on a
+    co-occurrence graph) answered 1: a node matched by what it is called by is one node. For
+    a "how many <label>" question whose one count is of a node of that label named so, the
+    count moves to the label's one node the statement leaves unnamed."""
+    counted = counted_label(question, schema)
+    if not HOW_MANY.search(question) or EACH.search(question) or counted is None:
+        return None
+    statement = Statement(cypher)
+    counts = _counts(statement)
+    if len(counts) != 1:
+        return None
+    _at, close, inside = counts[0]
+    distinct = bool(inside) and inside[0].is_keyword("DISTINCT")
+    counted_var = inside[int(distinct)].name if len(inside) == 1 + int(distinct) else None
+    names = referenced_names(cypher)
+    if counted_var is None or names.variables.get(counted_var) != counted:
+        return None
+    label = schema.label(counted)
+    named = named_variables(cypher)
+    if label is None or counted_var not in named:
+        return None
+    called_by = _called_by(schema)[label.name]
+    if not _map_keys(cypher, counted_var) or not _map_keys(cypher, counted_var) <= called_by:
+        return None
+    free = [v for v, lb in names.variables.items() if lb == counted and v not in named]
+    if len(free) != 1:
+        return None
+    tokens = statement.tokens
+    edits = [(tokens[close - 1].position, tokens[close - 1].end, free[0])]
+    fixed = statement.edited(edits)
+    return (
+        fixed,
+        f"counted {free[0]}, not {counted_var} (a {counted} named by what it is called by is one)",
+    )

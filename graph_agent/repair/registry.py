@@ -301,7 +301,12 @@ the rules removed there, and why, are listed on that page too), with these still
   often?" tied every character at 1: `freqsum`); count-unasked takes a value said before the
   label that the statement filters on ("Which female characters are there?" got 5); and
   which-names-the-thing returns the node the question asks about by a value ("Which dwarf is
-  related to the most characters?" named the character next to the most dwarves). Beside
+  related to the most characters?" named the character next to the most dwarves);
+  named-node-counted counts the one unnamed node of the label a "how many <label>" question
+  counts where the statement counted a node named by what it is called by ("How many
+  characters are related to both Sam and Gollum?" counted Sam: 1); value-completed takes the
+  one stored value that is the literal in the other number where none completes it ("Which
+  elf is mentioned least?" filtered `race: "elf"`; the races are stored "elves"). Beside
   them, not a rule: the schema sample reads the properties of a pattern that its capped sample
   of the type never reached (graphdb/schema.py: a group's RELATED_TO showed no weight).
 

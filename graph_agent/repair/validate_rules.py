@@ -38,6 +38,7 @@ from graph_agent.repair.counts import (
     fewest_keeps_none,
     lone_node_counted,
     named_node_counted,
+    pinned_node_counted,
     sql_group_by,
     stored_count,
     unused_grouping_key,
@@ -874,8 +875,13 @@ def named_node_counted_rule(case: Case) -> Fix | None:
     answered by counting the one node it matches by what that node is called by, counts the
     nodes of the one label linked to it: `MATCH (g:Genre {name: 'Comedy'})<-[:HAS]-(m:Movie)
     RETURN count(DISTINCT m)`. Not where the question names a label ("How many users live in
-    Ohio?", "How many people are in the Payments team?": counted-road's)."""
-    fixed = named_node_counted(case.cypher, case.question, case.ctx.schema)
+    Ohio?", "How many people are in the Payments team?": counted-road's). Where the question
+    names the label and the count is of a node of it named by what it is called by ("How
+    many characters are related to both Sam and Gollum?" counted Sam, a trial on a
+    co-occurrence graph), the label's one unnamed node is counted (pinned_node_counted)."""
+    fixed = named_node_counted(case.cypher, case.question, case.ctx.schema) or (
+        pinned_node_counted(case.cypher, case.question, case.ctx.schema)
+    )
     return Fix(fixed[1], cypher=fixed[0]) if fixed else None
 
 

@@ -1554,12 +1554,28 @@ _LOTR = (
             [("Gimli", 3)],  # grouped by the other character: the dwarf asked about instead
             "which-names-the-thing",
         ),
+        (
+            "How many characters are related to both Frodo and Gimli?",
+            "MATCH (f:Character {name: 'Frodo'})-[:RELATED_TO]-(c:Character)-[:RELATED_TO]-"
+            "(g:Character {name: 'Gimli'}) RETURN count(DISTINCT f) AS n",
+            [(2,)],  # Frodo counted (1): the character between them instead (Sam, Gloin)
+            "named-node-counted",
+        ),
+        (
+            "Which elf is mentioned least?",
+            "MATCH (c:Character {race: 'elf'}) RETURN c.name AS name, c.freqsum AS n "
+            "ORDER BY n LIMIT 1",
+            [("Arwen", 51)],  # the race is stored in the plural
+            "value-completed",
+        ),
     ],
     ids=[
         "a count per node where it stores the number",
         "a reciprocal tie between two labels",
         "a value before the label",
         "the asked thing a value",
+        "a named node counted",
+        "a value in the other number",
     ],
 )
 def test_the_lotr_trials_questions_are_repaired(
