@@ -19,7 +19,7 @@ from collections.abc import Sequence
 from typing import Any, Literal
 
 from graph_agent.graphdb.protocol import GraphSchema, LabelInfo, PropertyInfo
-from graph_agent.graphdb.schema import NUMBER_TYPES, display_property
+from graph_agent.graphdb.schema import NUMBER_TYPES, display_property, quote_name_if_needed
 from graph_agent.pruning import name_words
 from graph_agent.statement import Item, Statement, add_condition, binding, is_aggregate_call
 from graph_agent.words import (
@@ -1060,14 +1060,27 @@ def asked_not_counted_fix(
     props = name_properties(asked_info)
     if len(holders) != 1 or not props:
         return None
+    fixed = read_instead(statement, item, holders[0], props)
+    if fixed is None:
+        return None
+    return fixed[0], f"returned {fixed[1]}, the asked {asked_info.name}, not the counted {words[0]}"
+
+
+def read_instead(
+    statement: Statement, item: Item, var: str, props: Sequence[str]
+) -> tuple[str, str] | None:
+    """The statement with the returned `item` (and its alias) replaced by `var`'s `props`,
+    each under its own name, and that new text; None where the sort reads the replaced
+    column (it would sort on nothing)."""
     replaced = {statement.source(item.first, item.end), item.alias}
     if any(statement.source(k.first, k.end) in replaced for k in statement.order_keys()):
         return None
     tokens = statement.tokens
     stop = tokens[item.end + 1].end if item.alias else tokens[item.end - 1].end
-    named = ", ".join(f"{holders[0]}.{p} AS {p}" for p in props)
-    fixed = statement.edited([(tokens[item.first].position, stop, named)])
-    return fixed, f"returned {named}, the asked {asked_info.name}, not the counted {words[0]}"
+    named = ", ".join(
+        f"{var}.{quote_name_if_needed(p)} AS {quote_name_if_needed(p)}" for p in props
+    )
+    return statement.edited([(tokens[item.first].position, stop, named)]), named
 
 
 def _asked_and_counted(question: str, schema: GraphSchema) -> tuple[LabelInfo, LabelInfo] | None:

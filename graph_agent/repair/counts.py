@@ -16,7 +16,7 @@ from graph_agent.repair.edits import EACH, HOW_MANY, named_variables, node_filte
 from graph_agent.repair.relationships import Hop, written_hops
 from graph_agent.schema_check import arrow
 from graph_agent.statement import Item, Statement, fresh_variable, is_aggregate_call
-from graph_agent.superlatives import asks_order, name_properties, property_kind
+from graph_agent.superlatives import asks_order, name_properties, property_kind, read_instead
 from graph_agent.words import LINKING, Said, label_said, plural
 from guardrails import (
     ReferencedNames,
@@ -732,14 +732,12 @@ def asked_value_not_counted(
         return None
     if names.variables.get(words[0]) != label.name or not (props := name_properties(label)):
         return None
-    replaced = {statement.source(item.first, item.end), item.alias}
-    if any(statement.source(k.first, k.end) in replaced for k in statement.order_keys()):
+    fixed = read_instead(statement, item, var, props)
+    if fixed is None:
         return None
-    tokens = statement.tokens
-    stop = tokens[item.end + 1].end if item.alias else tokens[item.end - 1].end
-    read = ", ".join(f"{var}.{quote_name_if_needed(p)} AS {quote_name_if_needed(p)}" for p in props)
-    fixed = statement.edited([(tokens[item.first].position, stop, read)])
-    return fixed, f"returned {read}, the {found.group(1)} asked about, not the {words[0]} counted"
+    return fixed[
+        0
+    ], f"returned {fixed[1]}, the {found.group(1)} asked about, not the {words[0]} counted"
 
 
 def pinned_node_counted(cypher: str, question: str, schema: GraphSchema) -> tuple[str, str] | None:
@@ -767,8 +765,8 @@ def pinned_node_counted(cypher: str, question: str, schema: GraphSchema) -> tupl
     named = named_variables(cypher)
     if label is None or counted_var not in named:
         return None
-    called_by = _called_by(schema)[label.name]
-    if not _map_keys(cypher, counted_var) or not _map_keys(cypher, counted_var) <= called_by:
+    keys = _map_keys(cypher, counted_var)
+    if not keys or not keys <= _called_by(schema)[label.name]:
         return None
     free = [v for v, lb in names.variables.items() if lb == counted and v not in named]
     if len(free) != 1:

@@ -138,7 +138,7 @@ def reciprocal_fix(cypher: str, schema: GraphSchema) -> tuple[str, str] | None:
     changed; None when there is none. Only where one end is named or read again (a filter, a
     returned or counted node): a count of every such tie would count each twice. Between two
     labels, a reciprocal tie the schema has both ways round is read both ways wherever it is
-    written ("Which groups is Gimli related to?" found two of five on a co-occurrence graph
+    written ("Which groups is Gimli related to?" found two of six on a co-occurrence graph
     that stores each pair once, in whichever direction its source listed it); a type that runs
     both ways but names no reciprocal tie (an application that depends on software, software
     on an application) keeps its direction."""

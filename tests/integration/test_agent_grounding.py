@@ -302,16 +302,29 @@ def test_a_follow_up_whose_rewrite_lost_it_gets_the_answers_name(demo_db: GraphD
     assert model.prompts[1].endswith(f"Question: {named}")
 
 
-def test_an_answer_naming_one_of_many_rows_gives_the_rows(demo_db: GraphDB) -> None:
-    """Past 20 rows the model words the answer; one row's value alone reads as if it were all."""
-    people = "MATCH (p:Person) RETURN p.name AS person ORDER BY person"
-    names = [row[0] for row in demo_db.run_read(people, None, timeout_s=30, max_rows=500).rows]
+_PEOPLE = "MATCH (p:Person) RETURN p.name AS person ORDER BY person"
+
+
+def _people(db: GraphDB) -> list[str]:
+    names = [row[0] for row in db.run_read(_PEOPLE, None, timeout_s=30, max_rows=500).rows]
     assert len(names) > 20  # the model is asked to word rows past 20 only
+    return names
+
+
+def _people_worded(db: GraphDB, answer: str) -> AgentResult:
+    """ "Which people are there?" answered with every person, the model wording it `answer`."""
     _model, result = ask(
-        demo_db,
-        [guard_reply(), cypher_reply(people), evaluation_reply(answer=f"{names[0]}.")],
+        db,
+        [guard_reply(), cypher_reply(_PEOPLE), evaluation_reply(answer=answer)],
         "Which people are there?",
     )
+    return result
+
+
+def test_an_answer_naming_one_of_many_rows_gives_the_rows(demo_db: GraphDB) -> None:
+    """Past 20 rows the model words the answer; one row's value alone reads as if it were all."""
+    names = _people(demo_db)
+    result = _people_worded(demo_db, f"{names[0]}.")
     assert result.outcome == "answered" and len(result.rows) == len(names)
     assert [f.rule for f in result.rules_fired] == ["one-of-many"]
     assert f"({len(names)})" in result.answer and names[1] in result.answer
@@ -320,15 +333,9 @@ def test_an_answer_naming_one_of_many_rows_gives_the_rows(demo_db: GraphDB) -> N
 def test_an_answer_listing_all_but_some_rows_gives_the_rows(demo_db: GraphDB) -> None:
     """A worded list that leaves rows out reads as the whole list (a co-occurrence trial: 21
     of 22 places, Mordor missing); the rows, counted, instead."""
-    people = "MATCH (p:Person) RETURN p.name AS person ORDER BY person"
-    names = [row[0] for row in demo_db.run_read(people, None, timeout_s=30, max_rows=500).rows]
-    assert len(names) > 20  # the model is asked to word rows past 20 only
+    names = _people(demo_db)
     listed = ", ".join(names[:-1])
-    _model, result = ask(
-        demo_db,
-        [guard_reply(), cypher_reply(people), evaluation_reply(answer=f"{listed}.")],
-        "Which people are there?",
-    )
+    result = _people_worded(demo_db, f"{listed}.")
     assert result.outcome == "answered" and len(result.rows) == len(names)
     assert [f.rule for f in result.rules_fired] == ["list-left-short"]
     assert f"({len(names)})" in result.answer and listed not in result.answer
