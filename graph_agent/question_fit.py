@@ -14,7 +14,14 @@ from graph_agent.lint import literal_filters
 from graph_agent.pruning import name_words
 from graph_agent.schema_examples.wording import literal
 from graph_agent.statement import Statement, fresh_variable, is_aggregate_call
-from graph_agent.words import ASKS_WHO_OR_WHICH, article, label_said, plural, said
+from graph_agent.words import (
+    ASKS_WHO_OR_WHICH,
+    article,
+    label_said,
+    plural,
+    said,
+    value_said_as_label,
+)
 from guardrails import matching_close, referenced_names, split_name, stem, tokenize
 
 _NUMBER = r"(?:\d+|one|two|three|four|five|six|seven|eight|nine|ten|a\s+dozen|a\s+hundred)"
@@ -253,7 +260,7 @@ LEFT_OUT_SHOWN = 3
 
 
 def left_out_values_feedback(
-    cypher: str, question: str, hints: Sequence[tuple[str, str, str]]
+    cypher: str, question: str, hints: Sequence[tuple[str, str, str]], schema: GraphSchema
 ) -> str | None:
     """For rows from a statement that never uses a stored value the question says word for
     word: "Which questions tagged python did cybersam answer?" written without the python tag,
@@ -264,7 +271,9 @@ def left_out_values_feedback(
     "Portugal"), reads the property that holds it (`i.status <> 'resolved'` for "still
     open"), reads a property whose name says the value ("coffee" of `s.coffee_bar = true`
     for "Which stores have a coffee bar?", a foodmart trial), or has a literal the question
-    never says, which may stand for the value (`{iata: 'EDI'}` for "Edinburgh")."""
+    never says, which may stand for the value (`{iata: 'EDI'}` for "Edinburgh"), or where the
+    value is the question's word for a label the statement matches (a category "Events" for
+    "Which venue hosts the most events?": `words.value_said_as_label`)."""
     literals = [t.value.casefold() for t in tokenize(cypher) if t.kind == "string"]
     if any(not said(lit, question) for lit in literals):
         return None  # a literal the question never says may stand for one it does ('EDI')
@@ -282,6 +291,8 @@ def left_out_values_feedback(
             continue
         if name_words(value) <= read_words:
             continue  # said as a property's name: 'Coffee' in `s.coffee_bar = true`
+        if value_said_as_label(value, question, schema, (label, prop)) in names.labels:
+            continue  # said as the word for a label matched: "events" for `(e:Event)`
         var = fresh_variable(label, taken)
         taken.add(var)
         pattern = f"({var}:{label} {{{quote_name_if_needed(prop)}: {literal(value)}}})"

@@ -432,16 +432,20 @@ def stored_name(
         "other" when such values are only on other properties (a country, a job title); None
         when the value lookup found nothing the name holds whole ("Alice" is part of several
         names, none of them). A label word at either end of the name may count or not ("the
-    Payments team", "Munich International Airport")."""
-    forms = [name]
+    Payments team", "Munich International Airport"); left off, it says the label of the
+    values that count."""
+    forms: list[tuple[str, frozenset[str] | None]] = [(name, None)]
     if vocabulary is not None and vocabulary.without_label_words(name) != name:
-        forms.append(vocabulary.without_label_words(name))
+        forms.append((vocabulary.without_label_words(name), vocabulary.end_labels(name)))
     found: Literal["identifying", "other"] | None = None
-    for form in forms:
+    for form, labels in forms:
         by_label: dict[str, list[Hint]] = {}
         for hint in hints:
             # Only values the name holds: "Engineering Manager" is no part of "Hana Smith's
-            # manager".
+            # manager"; and with a label word left off, only values of that label: "the
+            # keynote speakers" are no speaker called Keynotes (a category is).
+            if labels is not None and hint[0] not in labels:
+                continue
             if coverage(form, hint[2]) >= NAME_COVERED:
                 by_label.setdefault(hint[0], []).append(hint)
         for label, held in by_label.items():
@@ -462,6 +466,8 @@ class SchemaWords:
     label_words: frozenset[str]
     """Label names as written in a question, singular and plural ("team", "teams", "people")."""
     plurals: frozenset[str]
+    labels_by_word: tuple[tuple[str, str], ...] = ()
+    """(a label's word as written, singular or plural; the label): ("teams", "Team")."""
 
     @classmethod
     def of(cls, schema: GraphSchema) -> SchemaWords:
@@ -469,9 +475,16 @@ class SchemaWords:
         names += [p.name for label in schema.labels for p in label.properties]
         names += [rel.type for rel in schema.relationships]
         stems = {stem(w) for name in names for w in name_words(name)}
+        by_word = {
+            (form(label.name).casefold(), label.name)
+            for label in schema.labels
+            for form in (singular, plural)
+        }
         singulars = {singular(label.name).casefold() for label in schema.labels}
         plurals = {plural(label.name).casefold() for label in schema.labels}
-        return cls(frozenset(stems), frozenset(singulars | plurals), frozenset(plurals))
+        return cls(
+            frozenset(stems), frozenset(singulars | plurals), frozenset(plurals), tuple(by_word)
+        )
 
     def holds_only_its_words(self, name: str) -> bool:
         """Every word of `name` is the schema's or the graph's own ("teams", "the schema")."""
@@ -492,3 +505,9 @@ class SchemaWords:
         if len(words) > 1 and words[0].casefold() in self.label_words:
             words = words[1:]
         return " ".join(words)
+
+    def end_labels(self, name: str) -> frozenset[str]:
+        """The labels a word at either end of the name says ("keynote speakers" → Speaker)."""
+        words = [w.casefold() for w in name.split()]
+        ends = {words[0], words[-1]} if len(words) > 1 else set()
+        return frozenset(label for word, label in self.labels_by_word if word in ends)

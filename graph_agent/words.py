@@ -103,6 +103,37 @@ def label_said(
     return None
 
 
+def value_said_as_label(
+    value: str, question: str, schema: GraphSchema, own: Collection[str] = ()
+) -> str | None:
+    """The label whose word a stored value is, where the question says that word once and not
+    beside a word of `own` (the names of the label and property holding the value); None
+    otherwise. "Which venue hosts the most events?" asks about Event nodes, not the category
+    called "Events" (a trial on a conference-schedule graph); "the Events category" names it;
+    the word before one of the label's properties ("each event type") says the property."""
+    said = label_said(value.split(), schema)
+    if said is None or said.words != len(value.split()):
+        return None
+    label = said.label
+    props = {stem(p.name.lower()) for p in label.properties if len(split_name(p.name)) == 1}
+    words = re.findall(r"[A-Za-z][\w-]*", question)
+    spans = []
+    for i in range(len(words)):
+        mention = label_said(words[i:], schema)
+        if mention is None or mention.label.name != label.name:
+            continue
+        after = words[i + mention.words : i + mention.words + 1]
+        if after and stem(after[0].lower()) in props:
+            continue  # "event type": the label's property is said (one whole word of it)
+        spans.append((i, i + mention.words))
+    if len(spans) != 1:
+        return None
+    start, end = spans[0]
+    beside = words[max(0, start - 1) : start] + words[end : end + 1]
+    own_stems = {stem(part.lower()) for name in own for part in split_name(name)}
+    return None if {stem(w.lower()) for w in beside} & own_stems else label.name
+
+
 EACH_WORDS = r"(?:each|every|per)"
 """Words that ask for one answer per thing ("each department", "per team")."""
 

@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable, Iterable, Iterator, Sequence
+from functools import partial
+from operator import eq
 
 from graph_agent.graphdb.protocol import GraphSchema, LabelInfo
 from graph_agent.graphdb.schema import quote_name_if_needed
@@ -36,7 +38,14 @@ from graph_agent.statement import (
     property_reads,
 )
 from graph_agent.superlatives import asked_label, name_properties
-from graph_agent.words import ASKS_WHO, EACH_WORDS, LINKING, label_said, plural
+from graph_agent.words import (
+    ASKS_WHO,
+    EACH_WORDS,
+    LINKING,
+    label_said,
+    plural,
+    value_said_as_label,
+)
 from graph_agent.words import said as said_word
 from guardrails import (
     ReferencedNames,
@@ -1515,6 +1524,109 @@ def named_label(cypher: str, question: str, schema: GraphSchema) -> tuple[str, s
     return fixed, f"matched {want}, the label the question names, not {used}"
 
 
+def label_word_as_value(cypher: str, question: str, schema: GraphSchema) -> tuple[str, str] | None:
+    """The statement without a filter whose value is the word the question says for a label
+    the statement matches, and what changed; None otherwise.
+
+    "Which venue hosts the most events?" written `MATCH (c:Category {name: "Events"})
+    <-[:HAS_CATEGORY]-(e:Event)-[:AT_VENUE]->(v:Venue) …`, and "What is the earliest event?"
+    `MATCH (e:Event {type: "Event"}) …` (a trial on a conference-schedule graph nobody here
+    wrote, whose categories and event types include "Events" and "Event"): the value lookup
+    found the word, and the model pinned it, so only the events of that category or type were
+    read. Where a string filter's whole value names a label the statement matches, and the
+    question says that label's word once and not as the filtered node's own ("the Events
+    category", "of type Event"; `words.value_said_as_label`), the filter goes (a map entry, or
+    a comparison ANDed in the WHERE or alone there); a node of another label left with no
+    filter goes too, with its hop, where nothing else reads it and the hop ends its chain."""
+    names = referenced_names(cypher)
+    for var, prop, value, in_map in node_filters(cypher):
+        if value.kind != "string":
+            continue
+        own = names.variables.get(var)
+        label = value_said_as_label(value.value, question, schema, (own or "", prop))
+        if label is None or label not in names.labels:
+            continue
+        if in_map:
+            entries = node_map_entries(cypher)
+            entry = next(
+                (e for e in entries if (e.variable, e.prop, e.value) == (var, prop, value.text)),
+                None,
+            )
+            fixed = None if entry is None else without_entries(cypher, entries, partial(eq, entry))
+        else:
+            fixed = _without_comparison(cypher, value.position)
+        if fixed is None:
+            continue
+        if own != label:
+            fixed = _without_end_node(fixed, var) or fixed
+        return fixed, f"{var}.{prop} = {value.text} is the word for {label}, not a filter"
+    return None
+
+
+def _without_comparison(cypher: str, at: int) -> str | None:
+    """`cypher` without the comparison `x.p = <the literal at offset at>`, where it is the
+    WHERE's one condition or ANDed with the others there; None otherwise."""
+    statement = Statement(cypher)
+    tokens = statement.tokens
+    k = next((k for k, t in enumerate(tokens) if t.position == at), None)
+    if k is None or k < 5:
+        return None
+    before, after = tokens[k - 5], tokens[k + 1] if k + 1 < len(tokens) else None
+    and_after = after is not None and after.is_keyword("AND")
+    if before.is_keyword("AND") or (
+        before.is_keyword("WHERE") and (after is None or k + 1 in statement.clauses)
+    ):
+        cut = (tokens[k - 6].end, tokens[k].end)  # with the AND or WHERE before it
+    elif before.is_keyword("WHERE") and and_after and after is not None:
+        cut = (tokens[k - 4].position, tokens[k + 2].position)  # with the AND after it
+    else:
+        return None  # inside OR, NOT or brackets: not a filter of its own
+    return statement.edited([(*cut, "")])
+
+
+def _without_end_node(cypher: str, var: str) -> str | None:
+    """`cypher` without the node `var` and its one hop, where the node ends its chain and its
+    variable is written nowhere else; None otherwise."""
+    statement = Statement(cypher)
+    names = referenced_names(cypher)
+    tokens = statement.tokens
+    if sum(t.is_name and t.name == var for t in tokens) != 1:
+        return None
+    hops = [h for h in written_hops(tokens, names) if var in (h.left_var, h.right_var)]
+    if len(hops) != 1:
+        return None
+    hop = hops[0]
+    right = hop.right_var == var
+    span = _node_span(tokens, hop, right)
+    if span is None:
+        return None
+    if right:
+        if span[1] + 1 < len(tokens) and tokens[span[1] + 1].is_punct("-", "<"):
+            return None
+        cut = (tokens[hop.first].position, tokens[span[1]].end)
+    else:
+        if span[0] > 0 and tokens[span[0] - 1].is_punct("-", ">", "<"):
+            return None
+        cut = (tokens[span[0]].position, tokens[hop.last].end)
+    near = hop.left_var if right else hop.right_var
+    fixed = statement.edited([(*cut, "")])
+    return _without_lone_node(fixed, near) if near else fixed
+
+
+def _without_lone_node(cypher: str, var: str) -> str:
+    """`cypher` without a pattern `, (var)` that only repeats a node bound before it."""
+    statement = Statement(cypher)
+    tokens = statement.tokens
+    for k in range(2, len(tokens) - 2):
+        lone = tokens[k].is_punct("(") and tokens[k + 1].name == var and tokens[k + 2].is_punct(")")
+        if not lone or not tokens[k - 1].is_punct(","):
+            continue
+        follows = tokens[k + 3] if k + 3 < len(tokens) else None
+        if follows is None or follows.is_punct(",") or k + 3 in statement.clauses:
+            return statement.edited([(tokens[k - 2].end, tokens[k + 2].end, "")])
+    return cypher
+
+
 def _misfits(cypher: str, schema: GraphSchema) -> bool:
     """Whether the statement reads a label, relationship or property the schema lacks there,
     or walks a relationship against its direction."""
@@ -1538,7 +1650,8 @@ def absent_link(cypher: str, question: str, schema: GraphSchema) -> tuple[str, s
     so nothing came back; "Which destination centers does no distribution center supply?"
     written with the hop and no filter at all named every supplied one. Where a "which
     <label> … no <other label>" question's statement is one MATCH of one hop between the two,
-    with no filter or only a property of the other end being null, it becomes `MATCH
+    with no filter or only the other end or a property of it being null (`WHERE s IS NULL`, "Which
+    events have no speaker?" on a conference-schedule trial), it becomes `MATCH
     (d:DistributionCenter) WHERE NOT (d)-[:SUPPLY_TO]->(:DestinationCenter) RETURN d.<what it
     is called by>`."""
     said_none = _NONE_OF.search(question)
@@ -1568,8 +1681,11 @@ def absent_link(cypher: str, question: str, schema: GraphSchema) -> tuple[str, s
             t.text.upper() if t.is_keyword("IS", "NULL") else t.text
             for t in tokens[statement.clauses[1] + 1 : statement.clauses[2]]
         ]
-        if far is None or len(where) != 5 or where[:2] != [far, "."] or where[3:] != ["IS", "NULL"]:
+        missing = where[:-2]
+        if far is None or where[-2:] != ["IS", "NULL"]:
             return None
+        if missing != [far] and (len(missing) != 3 or missing[:2] != [far, "."]):
+            return None  # only the far end, or a property of it, may be missing
     outward = hop.points_right == mine
     road = (
         f"-[:{quote_name_if_needed(hop.rel_type)}]->"

@@ -492,7 +492,7 @@ def value_left_out(case: Case) -> Fix | None:
     without the team, a dev item): one correction naming the node to match (`(t:Tag {name:
     'python'})`), the rows kept as unconfirmed like counted-label's; one of the two notes per
     question."""
-    feedback = left_out_values_feedback(case.cypher, case.question, case.hints)
+    feedback = left_out_values_feedback(case.cypher, case.question, case.hints, case.ctx.schema)
     if feedback is None:
         return None
     return Fix("a value the question names is left out", note=feedback,

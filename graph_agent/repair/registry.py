@@ -12,7 +12,7 @@
 |          |                 |         | year-as-first-day, both-chained,                   |
 |          |                 |         | both-values,                                       |
 |          |                 |         | aggregate-bound, any-depth, negation-contradicted, |
-|          |                 |         | named-label, absent-link,                          |
+|          |                 |         | label-word-as-value, named-label, absent-link,     |
 |          |                 |         | relationship-direction, reciprocal-relationship,   |
 |          |                 |         | relationship-word, relationship-word-order,        |
 |          |                 |         | walked-back-named,                                 |
@@ -309,6 +309,18 @@ the rules removed there, and why, are listed on that page too), with these still
   elf is mentioned least?" filtered `race: "elf"`; the races are stored "elves"). Beside
   them, not a rule: the schema sample reads the properties of a pattern that its capped sample
   of the type never reached (graphdb/schema.py: a group's RELATED_TO showed no weight).
+- the thirtieth session's, from a trial on a conference-schedule graph (neo4j-examples/
+  oscon-graph's CSVs as its load script reads them: speakers speak at events, each event at a
+  venue and in categories, one category called "Events" and one event type "Event"; times
+  kept as text; no eval set): label-word-as-value ("Which venue hosts the most events?" counted
+  the events of the category "Events"; "What is the earliest event?" read those of type
+  "Event"; "Which category has the fewest events?" named "Events" itself). absent-link also
+  takes the far end itself missing (`WHERE s IS NULL`, "Which events have no speaker?");
+  value-left-out no longer asks for a value that is the question's word for a label the
+  statement matches (it wrote the category filter back, twice). Beside them, not a rule: the
+  graph tools' routing reads a name with a label word left off ("the keynote speakers") as a
+  name only of that label's nodes (tool_routing.stored_name: the category Keynotes' card
+  answered "Who are the keynote speakers?").
 
 A new rule: write it in the module of its phase (`validate_rules`, `execute_rules`,
 `answer_rules`; a first rule for the correct step starts `correct_rules` and its trigger) with the `rule` decorator (a docstring that
@@ -348,6 +360,7 @@ RULES: tuple[Rule, ...] = (
     v.aggregate_bound,
     v.any_depth,
     v.negation_contradicted,
+    v.label_word_as_value_rule,
     v.named_label_rule,
     v.absent_link_rule,
     v.relationship_direction,

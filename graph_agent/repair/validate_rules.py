@@ -53,6 +53,7 @@ from graph_agent.repair.edits import (
     counted_road,
     grouped_with,
     label_chain,
+    label_word_as_value,
     named_label,
     named_node_linked,
     named_node_returned,
@@ -416,6 +417,19 @@ def absent_link_rule(case: Case) -> Fix | None:
     (d:DistributionCenter) WHERE NOT (d)-[:SUPPLY_TO]->(:DestinationCenter) RETURN
     d.description …`."""
     fixed = absent_link(case.cypher, case.question, case.ctx.schema)
+    return Fix(fixed[1], cypher=fixed[0]) if fixed else None
+
+
+@rule("label-word-as-value", V, S, Kind.REWRITE)
+def label_word_as_value_rule(case: Case) -> Fix | None:
+    """ "Which venue hosts the most events?" written `MATCH (c:Category {name: "Events"})
+    <-[:HAS_CATEGORY]-(e:Event)-[:AT_VENUE]->(v:Venue) …` (a trial on a conference-schedule graph
+    nobody here wrote, one of whose categories is called "Events"): the question's word for the
+    label was taken for the value it also is, and only that category's events were counted. A
+    string filter whose whole value names a label the statement matches, where the question
+    says that word once and not as the filtered node's own ("the Events category"), goes: the
+    map entry on that label's node, or another node with its hop where nothing else reads it."""
+    fixed = label_word_as_value(case.cypher, case.question, case.ctx.schema)
     return Fix(fixed[1], cypher=fixed[0]) if fixed else None
 
 

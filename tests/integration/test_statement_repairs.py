@@ -1584,6 +1584,96 @@ def test_the_lotr_trials_questions_are_repaired(
     _repaired_on(scratch_db, _LOTR, question, written, rows, rule)
 
 
+# The conference-schedule trial's shapes (neo4j-examples/oscon-graph): speakers speak at events,
+# each event at a venue and in categories, one category called "Events" and one event type
+# "Event", the words a question says for the Event label.
+_OSCON = (
+    "CREATE (ada:Speaker {name: 'Ada'}), (bob:Speaker {name: 'Bob'}), "
+    "(ballroom:Venue {name: 'Ballroom'}), (d136:Venue {name: 'D136'}), "
+    "(events:Category {name: 'Events'}), (keynotes:Category {name: 'Keynotes'}), "
+    "(kids:Event {name: 'Kids Day', type: 'Event', time_start: '2014-07-20 10:00:00'}), "
+    "(party:Event {name: 'Party', type: 'Event', time_start: '2014-07-23 19:00:00'}), "
+    "(git:Event {name: 'Git Essentials', type: 'tutorial', time_start: '2014-07-20 09:00:00'}), "
+    "(open:Event {name: 'Opening', type: 'Keynote', time_start: '2014-07-22 09:00:00'}), "
+    "(dart:Event {name: 'Dart', type: 'session', time_start: '2014-07-23 17:00:00'}), "
+    "(kids)-[:AT_VENUE]->(d136), (party)-[:AT_VENUE]->(ballroom), "
+    "(git)-[:AT_VENUE]->(d136), (open)-[:AT_VENUE]->(ballroom), (dart)-[:AT_VENUE]->(d136), "
+    "(kids)-[:HAS_CATEGORY]->(events), (party)-[:HAS_CATEGORY]->(events), "
+    "(open)-[:HAS_CATEGORY]->(keynotes), "
+    "(ada)-[:SPEAKS_AT]->(git), (ada)-[:SPEAKS_AT]->(open), (bob)-[:SPEAKS_AT]->(dart)"
+)
+
+
+@pytest.mark.parametrize(
+    ("question", "written", "rows", "rule"),
+    [
+        (
+            "Which venue hosts the most events?",
+            "MATCH (c:Category {name: 'Events'})<-[:HAS_CATEGORY]-(e:Event)-[:AT_VENUE]->"
+            "(v:Venue) RETURN v.name AS venue, count(*) AS n ORDER BY n DESC LIMIT 1",
+            [("D136", 3)],  # not the Ballroom, which hosts one of the category "Events"
+            "label-word-as-value",
+        ),
+        (
+            "What is the earliest event?",
+            "MATCH (e:Event {type: 'Event'}) RETURN e.name AS name, e.time_start AS starts "
+            "ORDER BY starts LIMIT 1",
+            [("Git Essentials", "2014-07-20 09:00:00")],  # of every event, not of type "Event"
+            "label-word-as-value",
+        ),
+        (
+            "Which event starts first?",
+            "MATCH (e:Event)-[:AT_VENUE]->(v:Venue) WHERE e.type = 'Event' "
+            "RETURN e.name AS name, v.name AS venue ORDER BY e.time_start LIMIT 1",
+            [("Git Essentials", "D136", "2014-07-20 09:00:00")],  # the WHERE's one comparison
+            "label-word-as-value",
+        ),
+        (
+            "Which category has the fewest events?",
+            "MATCH (c:Category {name: 'Events'}) OPTIONAL MATCH (c)<-[:HAS_CATEGORY]-(e:Event) "
+            "RETURN c.name AS category, count(e) AS n ORDER BY n LIMIT 1",
+            [("Keynotes", 1)],  # the asked node's filter goes, the node stays
+            "label-word-as-value",
+        ),
+        (
+            "Which events have no speaker?",
+            "MATCH (c:Category {name: 'Events'})<-[:HAS_CATEGORY]-(e:Event)<-[:SPEAKS_AT]-"
+            "(s:Speaker) WHERE s IS NULL RETURN e.name AS name ORDER BY name",
+            [("Kids Day",), ("Party",)],  # a matched speaker is never missing
+            "absent-link",
+        ),
+    ],
+    ids=[
+        "a category named as the label",
+        "a type named as the label",
+        "a type compared in the where",
+        "the asked node named as the label",
+        "a missing end",
+    ],
+)
+def test_the_conference_trials_questions_are_repaired(
+    scratch_db: GraphDB, question: str, written: str, rows: list[tuple[object, ...]], rule: str
+) -> None:
+    _repaired_on(scratch_db, _OSCON, question, written, rows, rule)
+
+
+def test_a_label_word_beside_a_stored_value_describes_and_names_nothing(
+    scratch_db: GraphDB,
+) -> None:
+    """ "Who are the keynote speakers?" is asked of speakers: the category called "Keynotes"
+    is no speaker's name, so no card of it answers (the trial's answer was the category's
+    card); the statement is read."""
+    scratch_db.run_write(_OSCON)
+    result = _ask(
+        scratch_db,
+        "Who are the keynote speakers?",
+        "MATCH (c:Category {name: 'Keynotes'})<-[:HAS_CATEGORY]-(e:Event)<-[:SPEAKS_AT]-"
+        "(s:Speaker) RETURN DISTINCT s.name AS name ORDER BY name",
+    )
+    assert result.outcome == "answered" and result.tool is None
+    assert [tuple(row) for row in result.rows] == [("Ada",)]
+
+
 def test_a_topic_word_a_glued_name_holds_is_asked(scratch_db: GraphDB) -> None:
     """ "password" is a general topic (declined before the model on a graph without the word);
     `pwdlastset` holds its short form, so the question is the graph's."""

@@ -149,6 +149,11 @@ NOT_ROUTED: list[tuple[str, str, Hints]] = [
     ("retail", "What is the average unit price of our products?", []),
     ("retail", "Tell me a joke about databases.", []),
     ("retail", "How is Chai connected to chai?", []),
+    # A label word left off a name says the label of the named thing: "the Dairy Products
+    # employees" are employees, not the category (a conference trial: "Who are the keynote
+    # speakers?" got the card of the Keynotes category).
+    ("retail", "Who are the Dairy Products employees?",
+     [("Category", "categoryName", "Dairy Products")]),
 ]  # fmt: skip
 
 
