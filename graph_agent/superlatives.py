@@ -788,7 +788,8 @@ def return_fix(cypher: str, schema: GraphSchema, question: str = "") -> tuple[st
     reads is returned by what it is called (first and last name where it has both) with the
     sort key, `RETURN p.name AS name, p.due_date AS due_date ORDER BY due_date LIMIT 1`. Only
     for a statement with no RETURN, no UNION or CALL, whose first sort key is `v.prop` on a
-    labelled node. A property of that node the question says comes first ("What make is the
+    labelled node, or a function of it, kept as the sort (`ORDER BY size(e.name)`, "Which event
+    has the longest title?", a conference-schedule trial). A property of that node the question says comes first ("What make is the
     newest vehicle?", a POLE trial, had been answered by its registration and year)."""
     statement = Statement(cypher)
     order = statement.last("ORDER")
@@ -798,6 +799,9 @@ def return_fix(cypher: str, schema: GraphSchema, question: str = "") -> tuple[st
         return None
     keys = statement.order_keys()
     words = statement.words(keys[0]) if keys else []
+    measured = len(words) == 6 and words[1] == "(" and words[3] == "." and words[5] == ")"
+    if measured:
+        words = words[2:5]  # `size(e.name)`: the property read, the sort kept as written
     if len(words) != 3 or words[1] != ".":
         return None
     var, prop = words[0], words[2]
@@ -810,9 +814,10 @@ def return_fix(cypher: str, schema: GraphSchema, question: str = "") -> tuple[st
     items = ", ".join(f"{var}.{p} AS {p}" for p in shown)
     first = statement.tokens[keys[0].first]
     edits = [
-        (statement.tokens[order].position, statement.tokens[order].position, f"RETURN {items} "),
-        (first.position, statement.tokens[keys[0].end - 1].end, prop),
+        (statement.tokens[order].position, statement.tokens[order].position, f"RETURN {items} ")
     ]
+    if not measured:
+        edits.append((first.position, statement.tokens[keys[0].end - 1].end, prop))
     return statement.edited(edits), f"returned {', '.join(shown)} (the statement had no RETURN)"
 
 

@@ -1554,7 +1554,8 @@ def label_word_as_value(cypher: str, question: str, schema: GraphSchema) -> tupl
             )
             fixed = None if entry is None else without_entries(cypher, entries, partial(eq, entry))
         else:
-            fixed = _without_comparison(cypher, value.position)
+            at = next(k for k, t in enumerate(tokenize(cypher)) if t.position == value.position)
+            fixed = _without_comparison(cypher, at - 4, at)
         if fixed is None:
             continue
         if own != label:
@@ -1563,25 +1564,56 @@ def label_word_as_value(cypher: str, question: str, schema: GraphSchema) -> tupl
     return None
 
 
-def _without_comparison(cypher: str, at: int) -> str | None:
-    """`cypher` without the comparison `x.p = <the literal at offset at>`, where it is the
+def _without_comparison(cypher: str, first: int, last: int) -> str | None:
+    """`cypher` without the comparison written by tokens `first` to `last`, where it is the
     WHERE's one condition or ANDed with the others there; None otherwise."""
     statement = Statement(cypher)
     tokens = statement.tokens
-    k = next((k for k, t in enumerate(tokens) if t.position == at), None)
-    if k is None or k < 5:
+    if first < 2 or last >= len(tokens):
         return None
-    before, after = tokens[k - 5], tokens[k + 1] if k + 1 < len(tokens) else None
-    and_after = after is not None and after.is_keyword("AND")
+    before, after = tokens[first - 1], tokens[last + 1] if last + 1 < len(tokens) else None
     if before.is_keyword("AND") or (
-        before.is_keyword("WHERE") and (after is None or k + 1 in statement.clauses)
+        before.is_keyword("WHERE") and (after is None or last + 1 in statement.clauses)
     ):
-        cut = (tokens[k - 6].end, tokens[k].end)  # with the AND or WHERE before it
-    elif before.is_keyword("WHERE") and and_after and after is not None:
-        cut = (tokens[k - 4].position, tokens[k + 2].position)  # with the AND after it
+        cut = (tokens[first - 2].end, tokens[last].end)  # with the AND or WHERE before it
+    elif before.is_keyword("WHERE") and after is not None and after.is_keyword("AND"):
+        cut = (tokens[first].position, tokens[last + 2].position)  # with the AND after it
     else:
         return None  # inside OR, NOT or brackets: not a filter of its own
     return statement.edited([(*cut, "")])
+
+
+def pins_compared(cypher: str) -> tuple[str, str] | None:
+    """The statement without a comparison of two nodes' property that their filters keep
+    apart, and what changed; None when there is none.
+
+    "Which events are in both the Cloud and Community categories?" written `MATCH (c1:Category
+    {name: "Cloud"})<-[:HAS_CATEGORY]-(e:Event) MATCH (c2:Category {name: "Community"})
+    <-[:HAS_CATEGORY]-(e:Event) WHERE c1.name = c2.name …` (a trial on a conference-schedule
+    graph): one node is called Cloud, the other Community, so their names are never equal and
+    nothing came back. A comparison `a.p = b.p` where `a.p` and `b.p` are each filtered on
+    one string, not the same, goes (where it is the WHERE's one condition or ANDed there)."""
+    pins: dict[tuple[str, str], set[str]] = {}
+    for var, prop, value, _ in node_filters(cypher):
+        if value.kind == "string":
+            pins.setdefault((var, prop), set()).add(value.value)
+    if len(pins) < 2:
+        return None
+    tokens = tokenize(cypher)
+    for k in range(len(tokens) - 6):
+        a, dot, p, equals, b, dot2, q = tokens[k : k + 7]
+        if not (a.is_name and b.is_name and p.is_name and q.is_name and equals.is_punct("=")):
+            continue
+        if not (dot.is_punct(".") and dot2.is_punct(".")) or a.name == b.name:
+            continue
+        left, right = pins.get((a.name, p.name), set()), pins.get((b.name, q.name), set())
+        if len(left) != 1 or len(right) != 1 or left == right:
+            continue
+        fixed = _without_comparison(cypher, k, k + 6)
+        if fixed is not None:
+            shown = cypher[a.position : q.end]
+            return fixed, f"{shown} can never hold: {left.pop()!r} and {right.pop()!r}"
+    return None
 
 
 def _without_end_node(cypher: str, var: str) -> str | None:
@@ -1702,3 +1734,29 @@ def absent_link(cypher: str, question: str, schema: GraphSchema) -> tuple[str, s
         f"WHERE NOT ({var}){road}(:{quote_name_if_needed(other.label.name)}) RETURN {shown}{tail}"
     )
     return fixed, f"asked for each {asked[0].name} with no {hop.rel_type} to a {other.label.name}"
+
+
+def length_of_text(cypher: str) -> tuple[str, str] | None:
+    """The statement measuring a property's text or list with `size` where it wrote `length`,
+    and what changed; None when it does not.
+
+    "Which speaker has the longest name?" written `ORDER BY length(s.name) DESC` (a trial on a
+    conference-schedule graph nobody here wrote), on both attempts: `length` measures a path,
+    and the engine refused a string ("Type mismatch: expected Path or Null but was String").
+    A property is never a path, so `length(x.p)` becomes `size(x.p)`."""
+    tokens = tokenize(cypher)
+    edits = [
+        (tok.position, tok.end, "size")
+        for k, tok in enumerate(tokens[:-5])
+        if tok.is_word
+        and tok.text.casefold() == "length"
+        and tokens[k + 1].is_punct("(")
+        and tokens[k + 2].is_name
+        and tokens[k + 3].is_punct(".")
+        and tokens[k + 4].is_name
+        and tokens[k + 5].is_punct(")")
+        and not (k and tokens[k - 1].is_punct("."))
+    ]
+    if not edits:
+        return None
+    return _replaced(cypher, edits), "size(…) of a property, not length(…), which measures a path"

@@ -8,9 +8,9 @@
 |          |                 |         | map-as-value, type-as-value, null-in-map,          |
 |          |                 |         | or-in-map,                                         |
 |          |                 |         | text-twin, number-comparison,                      |
-|          |                 |         | number-in-quotes, date-literal,                    |
+|          |                 |         | number-in-quotes, length-of-text, date-literal,    |
 |          |                 |         | year-as-first-day, both-chained,                   |
-|          |                 |         | both-values,                                       |
+|          |                 |         | both-values, pins-compared,                        |
 |          |                 |         | aggregate-bound, any-depth, negation-contradicted, |
 |          |                 |         | label-word-as-value, named-label, absent-link,     |
 |          |                 |         | relationship-direction, reciprocal-relationship,   |
@@ -317,7 +317,11 @@ the rules removed there, and why, are listed on that page too), with these still
   "Event"; "Which category has the fewest events?" named "Events" itself). absent-link also
   takes the far end itself missing (`WHERE s IS NULL`, "Which events have no speaker?");
   value-left-out no longer asks for a value that is the question's word for a label the
-  statement matches (it wrote the category filter back, twice). Beside them, not a rule: the
+  statement matches (it wrote the category filter back, twice). From its later rounds:
+  pins-compared ("Which events are in both the Cloud and Community categories?" compared the
+  two categories' names, never equal), length-of-text (`ORDER BY length(s.name)`, refused by
+  the engine on both attempts: `length` measures a path), and missing-return also takes a
+  sort on a function of a property (`ORDER BY size(e.name)` with no RETURN). Beside them, not a rule: the
   graph tools' routing reads a name with a label word left off ("the keynote speakers") as a
   name only of that label's nodes (tool_routing.stored_name: the category Keynotes' card
   answered "Who are the keynote speakers?").
@@ -353,10 +357,12 @@ RULES: tuple[Rule, ...] = (
     v.text_twin,
     v.number_comparison,
     v.number_in_quotes,
+    v.length_of_text_rule,
     v.date_literal,
     v.year_as_first_day,
     v.both_chained,
     v.both_values,
+    v.pins_compared_rule,
     v.aggregate_bound,
     v.any_depth,
     v.negation_contradicted,

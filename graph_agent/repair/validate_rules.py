@@ -54,9 +54,11 @@ from graph_agent.repair.edits import (
     grouped_with,
     label_chain,
     label_word_as_value,
+    length_of_text,
     named_label,
     named_node_linked,
     named_node_returned,
+    pins_compared,
     property_through_neighbour,
     relationship_counted,
     relationship_named,
@@ -309,6 +311,15 @@ def number_comparison(case: Case) -> Fix | None:
     return None
 
 
+@rule("length-of-text", V, S, Kind.REWRITE)
+def length_of_text_rule(case: Case) -> Fix | None:
+    """ "Which speaker has the longest name?" written `ORDER BY length(s.name) DESC` (a trial on
+    a conference-schedule graph nobody here wrote), refused by the engine on both attempts:
+    `length` measures a path. A property's length is read with `size`."""
+    fixed = length_of_text(case.cypher)
+    return Fix(fixed[1], cypher=fixed[0]) if fixed else None
+
+
 @rule("number-in-quotes", V, S, Kind.REWRITE)
 def number_in_quotes(case: Case) -> Fix | None:
     """ "Which machines in zone two run the crm application?" written `(r:Rack {zone: '2'})`
@@ -353,6 +364,17 @@ def both_chained(case: Case) -> Fix | None:
     if fixed := both_chained_fix(case.cypher, case.question):
         return Fix(fixed[1], cypher=fixed[0])
     return None
+
+
+@rule("pins-compared", V, S, Kind.REWRITE)
+def pins_compared_rule(case: Case) -> Fix | None:
+    """ "Which events are in both the Cloud and Community categories?" written with one
+    category called Cloud, the other Community, and `WHERE c1.name = c2.name` (a trial on a
+    conference-schedule graph nobody here wrote): the two names are never equal, so nothing
+    came back. A comparison of two nodes' property that each node's filter pins to a different
+    string goes."""
+    fixed = pins_compared(case.cypher)
+    return Fix(fixed[1], cypher=fixed[0]) if fixed else None
 
 
 @rule("both-values", V, S, Kind.REWRITE)

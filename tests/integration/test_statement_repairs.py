@@ -1589,6 +1589,7 @@ def test_the_lotr_trials_questions_are_repaired(
 # "Event", the words a question says for the Event label.
 _OSCON = (
     "CREATE (ada:Speaker {name: 'Ada'}), (bob:Speaker {name: 'Bob'}), "
+    "(:Speaker {name: 'Cornelius'}), "
     "(ballroom:Venue {name: 'Ballroom'}), (d136:Venue {name: 'D136'}), "
     "(events:Category {name: 'Events'}), (keynotes:Category {name: 'Keynotes'}), "
     "(kids:Event {name: 'Kids Day', type: 'Event', time_start: '2014-07-20 10:00:00'}), "
@@ -1599,7 +1600,7 @@ _OSCON = (
     "(kids)-[:AT_VENUE]->(d136), (party)-[:AT_VENUE]->(ballroom), "
     "(git)-[:AT_VENUE]->(d136), (open)-[:AT_VENUE]->(ballroom), (dart)-[:AT_VENUE]->(d136), "
     "(kids)-[:HAS_CATEGORY]->(events), (party)-[:HAS_CATEGORY]->(events), "
-    "(open)-[:HAS_CATEGORY]->(keynotes), "
+    "(open)-[:HAS_CATEGORY]->(keynotes), (open)-[:HAS_CATEGORY]->(events), "
     "(ada)-[:SPEAKS_AT]->(git), (ada)-[:SPEAKS_AT]->(open), (bob)-[:SPEAKS_AT]->(dart)"
 )
 
@@ -1636,6 +1637,26 @@ _OSCON = (
             "label-word-as-value",
         ),
         (
+            "Which events are in both the Events and Keynotes categories?",
+            "MATCH (c1:Category {name: 'Events'})<-[:HAS_CATEGORY]-(e:Event) "
+            "MATCH (c2:Category {name: 'Keynotes'})<-[:HAS_CATEGORY]-(e) "
+            "WHERE c1.name = c2.name RETURN e.name AS name",
+            [("Opening",)],  # two names that are never equal: nothing came back
+            "pins-compared",
+        ),
+        (
+            "Which speaker has the longest name?",
+            "MATCH (s:Speaker) RETURN s.name AS name ORDER BY length(s.name) DESC LIMIT 1",
+            [("Cornelius",)],  # the engine refuses `length` of a string
+            "length-of-text",
+        ),
+        (
+            "Which event has the longest title?",
+            "MATCH (e:Event) ORDER BY size(e.name) DESC LIMIT 1",
+            [("Git Essentials",)],  # no RETURN, sorted by a function of the name
+            "missing-return",
+        ),
+        (
             "Which events have no speaker?",
             "MATCH (c:Category {name: 'Events'})<-[:HAS_CATEGORY]-(e:Event)<-[:SPEAKS_AT]-"
             "(s:Speaker) WHERE s IS NULL RETURN e.name AS name ORDER BY name",
@@ -1648,6 +1669,9 @@ _OSCON = (
         "a type named as the label",
         "a type compared in the where",
         "the asked node named as the label",
+        "two names compared",
+        "the length of a text",
+        "no return, sorted by a measure",
         "a missing end",
     ],
 )
