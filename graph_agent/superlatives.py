@@ -788,9 +788,10 @@ def return_fix(cypher: str, schema: GraphSchema, question: str = "") -> tuple[st
     reads is returned by what it is called (first and last name where it has both) with the
     sort key, `RETURN p.name AS name, p.due_date AS due_date ORDER BY due_date LIMIT 1`. Only
     for a statement with no RETURN, no UNION or CALL, whose first sort key is `v.prop` on a
-    labelled node, or a function of it, kept as the sort (`ORDER BY size(e.name)`, "Which event
-    has the longest title?", a conference-schedule trial). A property of that node the question says comes first ("What make is the
-    newest vehicle?", a POLE trial, had been answered by its registration and year)."""
+    labelled node, or a function of it, kept as the sort (`ORDER BY size(e.name)`, "Which
+    event has the longest title?", a conference-schedule trial). A property of that node the
+    question says comes first ("What make is the newest vehicle?", a POLE trial, had been
+    answered by its registration and year)."""
     statement = Statement(cypher)
     order = statement.last("ORDER")
     if order is None or any(

@@ -480,11 +480,9 @@ class SchemaWords:
             for label in schema.labels
             for form in (singular, plural)
         }
-        singulars = {singular(label.name).casefold() for label in schema.labels}
         plurals = {plural(label.name).casefold() for label in schema.labels}
-        return cls(
-            frozenset(stems), frozenset(singulars | plurals), frozenset(plurals), tuple(by_word)
-        )
+        words = frozenset(word for word, _label in by_word)
+        return cls(frozenset(stems), words, frozenset(plurals), tuple(sorted(by_word)))
 
     def holds_only_its_words(self, name: str) -> bool:
         """Every word of `name` is the schema's or the graph's own ("teams", "the schema")."""

@@ -1572,6 +1572,8 @@ def _without_comparison(cypher: str, first: int, last: int) -> str | None:
     if first < 2 or last >= len(tokens):
         return None
     before, after = tokens[first - 1], tokens[last + 1] if last + 1 < len(tokens) else None
+    if after is not None and after.is_keyword("OR", "XOR"):
+        return None  # `a AND x OR b`: x binds to a, not a filter of its own
     if before.is_keyword("AND") or (
         before.is_keyword("WHERE") and (after is None or last + 1 in statement.clauses)
     ):
@@ -1744,6 +1746,8 @@ def length_of_text(cypher: str) -> tuple[str, str] | None:
     conference-schedule graph nobody here wrote), on both attempts: `length` measures a path,
     and the engine refused a string ("Type mismatch: expected Path or Null but was String").
     A property is never a path, so `length(x.p)` becomes `size(x.p)`."""
+    if "length" not in cypher.casefold():
+        return None  # every statement is asked: no tokens read where no length is written
     tokens = tokenize(cypher)
     edits = [
         (tok.position, tok.end, "size")
