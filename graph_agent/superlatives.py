@@ -1069,7 +1069,8 @@ def asked_not_counted_fix(
     fixed = read_instead(statement, item, holders[0], props)
     if fixed is None:
         return None
-    return fixed[0], f"returned {fixed[1]}, the asked {asked_info.name}, not the counted {words[0]}"
+    text, read = fixed
+    return text, f"returned {read}, the asked {asked_info.name}, not the counted {words[0]}"
 
 
 def read_instead(

@@ -735,9 +735,8 @@ def asked_value_not_counted(
     fixed = read_instead(statement, item, var, props)
     if fixed is None:
         return None
-    return fixed[
-        0
-    ], f"returned {fixed[1]}, the {found.group(1)} asked about, not the {words[0]} counted"
+    text, read = fixed
+    return text, f"returned {read}, the {found.group(1)} asked about, not the {words[0]} counted"
 
 
 def pinned_node_counted(cypher: str, question: str, schema: GraphSchema) -> tuple[str, str] | None:

@@ -1539,6 +1539,8 @@ def label_word_as_value(cypher: str, question: str, schema: GraphSchema) -> tupl
     a comparison ANDed in the WHERE or alone there); a node of another label left with no
     filter goes too, with its hop, where nothing else reads it and the hop ends its chain."""
     names = referenced_names(cypher)
+    entries = node_map_entries(cypher)
+    offsets = {t.position: k for k, t in enumerate(tokenize(cypher))}
     for var, prop, value, in_map in node_filters(cypher):
         if value.kind != "string":
             continue
@@ -1546,15 +1548,14 @@ def label_word_as_value(cypher: str, question: str, schema: GraphSchema) -> tupl
         label = value_said_as_label(value.value, question, schema, (own or "", prop))
         if label is None or label not in names.labels:
             continue
-        if in_map:
-            entries = node_map_entries(cypher)
+        if in_map:  # the value's offset is within the entry's text: found by what it says
             entry = next(
                 (e for e in entries if (e.variable, e.prop, e.value) == (var, prop, value.text)),
                 None,
             )
             fixed = None if entry is None else without_entries(cypher, entries, partial(eq, entry))
         else:
-            at = next(k for k, t in enumerate(tokenize(cypher)) if t.position == value.position)
+            at = offsets[value.position]
             fixed = _without_comparison(cypher, at - 4, at)
         if fixed is None:
             continue
