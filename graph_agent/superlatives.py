@@ -30,7 +30,7 @@ from graph_agent.words import (
     label_said,
     said,
 )
-from guardrails import ReferencedNames, referenced_names, stem
+from guardrails import ReferencedNames, referenced_names, split_name, stem
 
 Kind = Literal["time", "span"]
 
@@ -472,7 +472,38 @@ def superlative_label(question: str, schema: GraphSchema) -> LabelInfo | None:
         return None
     words = re.findall(r"[A-Za-z][\w-]*", question[found.end() :])
     said = label_said(words[:3], schema) or label_said(words[1:4], schema)  # "most recent …"
-    return said.label if said else None
+    return said.label if said else _by_last_word(words[:4], schema)
+
+
+_PHRASE_END_TEXT = (
+    "a an the of in on at by for from to with that which who whose than is are was were"
+)
+_PHRASE_ENDS = frozenset(_PHRASE_END_TEXT.split())
+"""Words that end the noun phrase after a superlative."""
+
+_KIND_WORDS = frozenset({"type", "kind", "sort"})
+"""Last words of a label's name that say it is a kind of thing (`EC2InstanceType`)."""
+
+
+def _by_last_word(words: Sequence[str], schema: GraphSchema) -> LabelInfo | None:
+    """The label the first of `words` that ends a label's name (before a word like "type")
+    names, where it ends only one: "the most expensive instance" → EC2InstanceType (a trial
+    on an AWS infrastructure graph, whose users say "instance", not "EC2 instance type")."""
+
+    def head(label: LabelInfo) -> str:
+        parts = [p.lower() for p in split_name(label.name)]
+        while len(parts) > 1 and parts[-1] in _KIND_WORDS:
+            parts.pop()
+        return stem(parts[-1])
+
+    heads = [(head(label), label) for label in schema.labels]
+    for word in words:
+        if word.lower() in _PHRASE_ENDS:
+            return None  # "the highest rating a critic gave": the rating is asked, not the critic
+        found = [label for said, label in heads if said == stem(word.lower())]
+        if found:
+            return found[0] if len(found) == 1 else None
+    return None
 
 
 def thing_of_measure_fix(cypher: str, question: str, schema: GraphSchema) -> tuple[str, str] | None:
@@ -499,7 +530,13 @@ def thing_of_measure_fix(cypher: str, question: str, schema: GraphSchema) -> tup
     owners = {w[0] for w in read}
     props = name_properties(label)
     var = owners.pop() if len(owners) == 1 else None
-    if var is None or referenced_names(cypher).variables.get(var) != label.name or not props:
+    bound = referenced_names(cypher).variables
+    of_label = [v for v, name in bound.items() if name == label.name]
+    if var is not None and bound.get(var) != label.name and len(of_label) == 1:
+        # "What is the most expensive instance in N. California?" read the price of a Price
+        # node (a trial on an AWS infrastructure graph): the one instance matched is named.
+        var = of_label[0]
+    if var is None or bound.get(var) != label.name or not props:
         return None
     strings = {
         p.name

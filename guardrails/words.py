@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import re
 
-_CAMEL = re.compile(r"[A-Z]+(?=[A-Z][a-z])|[A-Z]?[a-z]+|[A-Z]+|\d+")
+_CAMEL = re.compile(r"[A-Z]+\d*(?=[A-Z][a-z])|[A-Z]?[a-z]+\d*|[A-Z]+\d*|\d+")
 
 
 _ACRONYM_PLURAL = re.compile(r"([A-Z]{2,})(?:e?s)")
@@ -16,7 +16,8 @@ _ACRONYM_PLURAL = re.compile(r"([A-Z]{2,})(?:e?s)")
 
 def split_name(name: str) -> list[str]:
     """The parts of a CamelCase name (`HTTPServer` → HTTP, Server; `unitsInStock` → units,
-    In, Stock); a name with none (`_`) is itself."""
+    In, Stock); digits stay with the letters they follow (`EC2InstanceType` → EC2, Instance,
+    Type: a question writes "EC2"); a name with none (`_`) is itself."""
     return _CAMEL.findall(name) or [name]
 
 

@@ -16,6 +16,7 @@ from graph_agent.schema_check import check_schema
 from graph_agent.schema_examples import question_focus, rank_examples, retrieval_query
 from graph_agent.schema_paths import path_patterns, unshadowed, with_data
 from graph_agent.tool_routing import is_tool_note
+from graph_agent.words import met_only_in_label_words
 from guardrails import check_cypher, referenced_names
 from memory.types import Example
 
@@ -57,7 +58,12 @@ async def value_hints(ctx: Context, question: str) -> list[tuple[str, str, str]]
     # The schema is the channel's view: a hint on a hidden label or property names a value
     # that channel may not see.
     visible = {(label.name, p.name) for label in ctx.schema.labels for p in label.properties}
-    found = [(m.label, m.property, m.value) for m in matches if (m.label, m.property) in visible]
+    found = [
+        (m.label, m.property, m.value)
+        for m in matches
+        if (m.label, m.property) in visible
+        and not met_only_in_label_words(m.value, question, ctx.schema)
+    ]
     return unshadowed(question, found)
 
 

@@ -4,7 +4,7 @@ it, an unbound variable matched through the one relationship that reaches it."""
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Iterable, Iterator, Sequence
+from collections.abc import Callable, Collection, Iterable, Iterator, Sequence
 from functools import partial
 from operator import eq
 
@@ -30,7 +30,9 @@ from graph_agent.schema_check import (
 from graph_agent.statement import (
     Item,
     Statement,
+    add_condition,
     binding,
+    clause_at,
     fresh_variable,
     is_aggregate_call,
     label_places,
@@ -184,6 +186,7 @@ def property_through_neighbour(cypher: str, schema: GraphSchema) -> tuple[str, s
             now,
             moved,
             carried=carried,
+            tie=_tie_to_named(text, var, label.name, other, schema),
         )
         if changed is None or check_schema(changed, schema).problems:
             continue
@@ -192,6 +195,31 @@ def property_through_neighbour(cypher: str, schema: GraphSchema) -> tuple[str, s
             f"{var}.{prop} read from the related {other} (:{start})-[:{rel_type}]->(:{end})",
         )
     return None
+
+
+def _tie_to_named(cypher: str, var: str | None, own: str, other: str, schema: GraphSchema) -> str:
+    """The hop from a new `other` node on to the node the statement names (by a string), where
+    `other` stands for the link between that node's label and `own` (the schema links it to
+    those two labels only, by one relationship each); "" otherwise. "What does a c3.xlarge
+    cost per hour in Oregon?" written `MATCH (r:Region {name: "Oregon"})-[:OFFERS_SERVICE]->
+    (s:Service)<-[:IS_EC2_INSTANCE_TYPE]-(e:EC2InstanceType {name: "c3.xlarge"}) RETURN
+    e.cost_per_hour` (a trial on an AWS infrastructure graph): a Price is one region's charge
+    for one instance type, so the price read is the one Oregon charges, `(e)<-[:FOR_INSTANCE]-
+    (p:Price)<-[:CHARGES]-(r)`, not every region's."""
+    links = [r for r in schema.relationships if other in (r.start, r.end)]
+    ends = {r.start if r.end == other else r.end for r in links}
+    if len(links) != 2 or len(ends) != 2 or own not in ends:
+        return ""
+    names = referenced_names(cypher)
+    ties = set()
+    for named, _prop, value, _in_map in node_filters(cypher):
+        label = names.variables.get(named)
+        if named == var or value.kind != "string" or label not in ends - {own}:
+            continue
+        (road,) = [r for r in links if label in (r.start, r.end)]
+        quoted = quote_name_if_needed(road.type)
+        ties.add(f"<-[:{quoted}]-({named})" if road.start == label else f"-[:{quoted}]->({named})")
+    return ties.pop() if len(ties) == 1 else ""
 
 
 def _read_from_linked(
@@ -887,10 +915,12 @@ def _add_hop(
     moved: set[str],
     new: str | None = None,
     carried: str = "",
+    tie: str = "",
 ) -> str | None:
     """`cypher` with `(var)-[:REL]->(x:Other)` added to the MATCH that binds `var`, and its
     properties in `moved` read from `x` (`new`, else a fresh variable); `carried`, a map
-    body, becomes x's map. None when `var` is not bound in a MATCH."""
+    body, becomes x's map; `tie`, a hop on to a node already bound, follows x. None when
+    `var` is not bound in a MATCH."""
     end = match_end(tokens, var)
     if end is None:
         return None
@@ -899,7 +929,7 @@ def _add_hop(
         new = fresh_variable(other, set(names.variables) | {t.name for t in tokens if t.is_name})
     arrow = f"-[:{rel_type}]->" if start == label else f"<-[:{rel_type}]-"
     node = f"({new}:{other}" + (f" {{{carried}}})" if carried else ")")
-    edits = [(end, end, f", ({var}){arrow}{node}" + (" " if end < len(cypher) else ""))]
+    edits = [(end, end, f", ({var}){arrow}{node}{tie}" + (" " if end < len(cypher) else ""))]
     edits += [(tokens[k].position, tokens[k].end, new) for k in property_reads(tokens, var, moved)]
     text = cypher
     for left, right, replacement in sorted(edits, reverse=True):
@@ -1765,3 +1795,145 @@ def length_of_text(cypher: str) -> tuple[str, str] | None:
     if not edits:
         return None
     return _replaced(cypher, edits), "size(…) of a property, not length(…), which measures a path"
+
+
+_NEGATED = re.compile(r"\b(?:not|never)\b(?!\s+(?:only|just)\b)|n['’]t\b", re.IGNORECASE)
+"""A verb the question denies: "not offered", "never worked", "doesn't run"."""
+
+
+def _negated_value(question: str, values: Collection[str]) -> str | None:
+    """The value the question's first denial is about: the nearest one said after it ("offered
+    in Beijing but not in Tokyo" → Tokyo), or the only one said where none follows ("Which
+    services does Sao Paulo not offer?"); None where the question denies nothing."""
+    denial = _NEGATED.search(question)
+    if denial is None:
+        return None
+    text = question.casefold()
+    places = {
+        value: found.start()
+        for value in values
+        if (found := re.search(rf"(?<!\w){re.escape(value.casefold())}(?!\w)", text))
+    }
+    after = sorted((at, value) for value, at in places.items() if at > denial.start())
+    if after:
+        return after[0][1]
+    return next(iter(places)) if len(places) == 1 else None
+
+
+def unwritten_negation(cypher: str, question: str) -> tuple[str, str] | None:
+    """The statement denying the link to the named node the question denies, and what changed;
+    None otherwise.
+
+    "Which services are not offered in Sao Paulo?" written `MATCH (r:Region {name: "Sao
+    Paulo"})-[:OFFERS_SERVICE]->(s:Service) RETURN s.name` (a trial on an AWS infrastructure
+    graph nobody here wrote) listed the services Sao Paulo offers; "Which services are offered
+    in Beijing but not in Tokyo?" matched Tokyo's link in an OPTIONAL MATCH, which filters
+    nothing. The named node the question's "not" (or "never", "n't") is about, pinned by a
+    string, goes from the MATCH with its hop where it ends a chain and nothing else reads it,
+    or the OPTIONAL MATCH that holds it goes (its WHERE with it) where it binds nothing read
+    later; either way `WHERE NOT (:Region {name: "Sao Paulo"})-[:OFFERS_SERVICE]->(s)` keeps
+    the link denied. Not where the statement writes a NOT of its own."""
+    pinned = [
+        (var, prop, value) for var, prop, value, in_map in node_filters(cypher)
+        if in_map and value.kind == "string"
+    ]  # fmt: skip
+    denied = _negated_value(question, {value.value for _, _, value in pinned})
+    if denied is None:
+        return None
+    statement = Statement(cypher)
+    tokens, names = statement.tokens, referenced_names(cypher)
+    for var, _prop, value in pinned:
+        if value.value != denied:
+            continue
+        for hop in written_hops(tokens, names):
+            if var not in (hop.left_var, hop.right_var) or hop.rel_var is not None:
+                continue
+            right = hop.right_var == var
+            near = hop.left_var if right else hop.right_var
+            span = _node_span(tokens, hop, right)
+            if near is None or span is None:
+                continue
+            node = "(" + statement.source(span[0] + 2, span[1]).strip() + ")"
+            if not tokens[span[0] + 2].is_punct(":"):
+                continue  # `(var:Label …)`: the label kept, the variable left out
+            road = statement.source(hop.first, hop.last + 1).strip()
+            denial = f"NOT ({near}){road}{node}" if right else f"NOT {node}{road}({near})"
+            clause = clause_at(statement, tokens[hop.first].position)
+            if (
+                clause is not None
+                and clause - 1 in statement.clauses
+                and tokens[clause - 1].is_keyword("OPTIONAL")
+            ):
+                fixed = _without_optional(statement, clause, near, denial)
+            else:
+                fixed = _denied_at_end(_without_null_test(cypher, near), var, near, denial)
+            if fixed is not None:
+                return fixed, f"the question denies the link to {value.text}: {denial}"
+    return None
+
+
+def _without_null_test(cypher: str, var: str) -> str:
+    """`cypher` without a WHERE that only tests `var` or a property of it for null (`WHERE NOT
+    s.name IS NOT NULL`, the model's own try at "does not offer"); else as it is."""
+    statement = Statement(cypher)
+    tokens = statement.tokens
+    for clause in statement.clauses:
+        if statement.keyword_at(clause) != "WHERE":
+            continue
+        body = [
+            t.text.upper() if t.is_keyword("NOT", "IS", "NULL") else t.text
+            for t in tokens[clause + 1 : statement.clause_end(clause)]
+        ]
+        if body[:1] == ["NOT"]:
+            body = body[1:]
+        if body[:1] == [var] and body[1:2] == ["."] and len(body) > 2:
+            body = body[3:]
+        elif body[:1] == [var]:
+            body = body[1:]
+        else:
+            continue
+        if body in (["IS", "NULL"], ["IS", "NOT", "NULL"]):
+            end = statement.clause_end(clause)
+            stop = tokens[end].position if end < len(tokens) else len(cypher)
+            return statement.edited([(tokens[clause].position, stop, "")])
+    return cypher
+
+
+def _denied_at_end(cypher: str, var: str, near: str, denial: str) -> str | None:
+    """The statement without the node `var` and its hop, `denial` added to the MATCH that binds
+    `near`, where the node ends its chain, nothing else reads it and the statement denies
+    nothing yet."""
+    tokens = tokenize(cypher)
+    if any(
+        t.is_keyword("NOT") and not tokens[k - 1].is_keyword("IS")
+        for k, t in enumerate(tokens)
+        if k
+    ):
+        return None  # a NOT of its own: what it denies is the model's to say
+    cut = _without_end_node(cypher, var)
+    if cut is None:
+        return None
+    tokens = tokenize(cut)
+    at = binding(tokens, near)
+    return None if at is None else add_condition(cut, tokens[at].position, denial)
+
+
+def _without_optional(statement: Statement, clause: int, near: str, denial: str) -> str | None:
+    """The statement without the OPTIONAL MATCH whose MATCH is at `clause` (and its WHERE),
+    `denial` added to the MATCH that binds `near`, where the OPTIONAL MATCH binds nothing read
+    after it."""
+    tokens = statement.tokens
+    end = statement.clause_end(clause)
+    clause -= 1  # from the OPTIONAL
+    if end < len(tokens) and statement.keyword_at(end) == "WHERE":
+        end = statement.clause_end(end)
+    before = {t.name for t in tokens[:clause] if t.is_name}
+    new = {t.name for t in tokens[clause:end] if t.is_name and t.name not in before}
+    if any(t.is_name and t.name in new for t in tokens[end:]):
+        return None
+    bound = binding(tokens[:clause], near)
+    if bound is None:
+        return None
+    stop = tokens[end].position if end < len(tokens) else len(statement.text)
+    cut = statement.edited([(tokens[clause].position, stop, "")])
+    return add_condition(cut, tokens[bound].position, denial)

@@ -13,6 +13,7 @@
 |          |                 |         | both-values, pins-compared,                        |
 |          |                 |         | aggregate-bound, any-depth, negation-contradicted, |
 |          |                 |         | label-word-as-value, named-label, absent-link,     |
+|          |                 |         | negation-unwritten,                                |
 |          |                 |         | relationship-direction, reciprocal-relationship,   |
 |          |                 |         | relationship-word, relationship-word-order,        |
 |          |                 |         | walked-back-named,                                 |
@@ -325,6 +326,22 @@ the rules removed there, and why, are listed on that page too), with these still
   graph tools' routing reads a name with a label word left off ("the keynote speakers") as a
   name only of that label's nodes (tool_routing.stored_name: the category Keynotes' card
   answered "Who are the keynote speakers?").
+- the thirty-first session's, from a trial on an AWS infrastructure graph (neo4j-examples/
+  graphgists' mdm/aws-infrastructure setup as written: continents, regions, availability
+  zones, services, EC2 instance types, and a Price node for what one region charges for one
+  instance type; no eval set): negation-unwritten ("Which services are not offered in Sao
+  Paulo?" listed the ones it offers; "… in Beijing but not in Tokyo?" matched Tokyo in an
+  OPTIONAL MATCH; "Which services does GovCloud not offer?" tested a service's name for
+  null). property-through-neighbour ties the neighbour to the named node where the neighbour
+  stands for the link between the two labels ("What does a c3.xlarge cost per hour in
+  Oregon?" read every region's price of it); which-names-the-thing names the one node of the
+  asked label where the measure is a neighbour's ("What is the most expensive instance in N.
+  California?" gave the price alone), and the asked label may be said by the last word of
+  its name before a word like "type" ("instance" for EC2InstanceType). Beside them, not
+  rules: a name's parts keep their digits (`EC2InstanceType` is "EC2 instance type", so
+  "Which EC2 instance type has the most memory?" names its label), and a value the question
+  meets only inside its words for a label is no value hint and no value left out ("GPU
+  instances" for "instance"; the model filtered on it).
 
 A new rule: write it in the module of its phase (`validate_rules`, `execute_rules`,
 `answer_rules`; a first rule for the correct step starts `correct_rules` and its trigger) with the `rule` decorator (a docstring that
@@ -369,6 +386,7 @@ RULES: tuple[Rule, ...] = (
     v.label_word_as_value_rule,
     v.named_label_rule,
     v.absent_link_rule,
+    v.negation_unwritten,
     v.relationship_direction,
     v.reciprocal_relationship,
     v.relationship_word,

@@ -921,7 +921,7 @@ def _repaired_on(
     `rows`, by `rule`."""
     db.run_write(graph)
     result = _ask(db, question, written)
-    assert result.outcome == "answered", result.attempts
+    assert result.outcome == "answered", [(a.error, a.stage) for a in result.attempts]
     assert [tuple(row) for row in result.rows] == rows
     assert rule in [f.rule for f in result.rules_fired]
 
@@ -1696,6 +1696,109 @@ def test_a_label_word_beside_a_stored_value_describes_and_names_nothing(
     )
     assert result.outcome == "answered" and result.tool is None
     assert [tuple(row) for row in result.rows] == [("Ada",)]
+
+
+# The cloud-infrastructure trial's shapes (neo4j-examples/graphgists, mdm/aws-infrastructure):
+# regions offer services; a Price is what one region charges for one EC2 instance type; an
+# instance type's family is stored as text ending in "instances" for two of the families.
+_CLOUD = (
+    "CREATE (oregon:Region {name: 'Oregon'}), (tokyo:Region {name: 'Tokyo'}), "
+    "(beijing:Region {name: 'Beijing'}), "
+    "(ec2:Service {name: 'EC2'}), (s3:Service {name: 'S3'}), (redshift:Service {name: 'Redshift'}), "
+    "(oregon)-[:OFFERS_SERVICE]->(ec2), (oregon)-[:OFFERS_SERVICE]->(s3), "
+    "(oregon)-[:OFFERS_SERVICE]->(redshift), (tokyo)-[:OFFERS_SERVICE]->(ec2), "
+    "(tokyo)-[:OFFERS_SERVICE]->(redshift), (beijing)-[:OFFERS_SERVICE]->(ec2), "
+    "(small:EC2InstanceType {name: 'm1.small', family: 'general purpose', memory: 1.7}), "
+    "(big:EC2InstanceType {name: 'cr1.8xlarge', family: 'Memory optimized', memory: 244}), "
+    "(gpu:EC2InstanceType {name: 'g2.2xlarge', family: 'GPU instances', memory: 15}), "
+    "(small)-[:IS_EC2_INSTANCE_TYPE]->(ec2), (big)-[:IS_EC2_INSTANCE_TYPE]->(ec2), "
+    "(gpu)-[:IS_EC2_INSTANCE_TYPE]->(ec2), "
+    "(oregon)-[:CHARGES]->(:Price {cost_per_hour: 0.06})-[:FOR_INSTANCE]->(small), "
+    "(tokyo)-[:CHARGES]->(:Price {cost_per_hour: 0.09})-[:FOR_INSTANCE]->(small), "
+    "(oregon)-[:CHARGES]->(:Price {cost_per_hour: 3.5})-[:FOR_INSTANCE]->(big), "
+    "(tokyo)-[:CHARGES]->(:Price {cost_per_hour: 4.1})-[:FOR_INSTANCE]->(big)"
+)
+
+
+@pytest.mark.parametrize(
+    ("question", "written", "rows", "rule"),
+    [
+        (
+            "Which services are not offered in Beijing?",
+            "MATCH (r:Region {name: 'Beijing'})-[:OFFERS_SERVICE]->(s:Service) "
+            "RETURN s.name AS name ORDER BY name",
+            [("Redshift",), ("S3",)],  # not the one Beijing offers
+            "negation-unwritten",
+        ),
+        (
+            "Which services are offered in Oregon but not in Tokyo?",
+            "MATCH (r:Region {name: 'Oregon'})-[:OFFERS_SERVICE]->(s:Service) "
+            "OPTIONAL MATCH (r:Region {name: 'Tokyo'})-[:OFFERS_SERVICE]->(s) "
+            "WHERE s IS NOT NULL AND r.name <> 'Tokyo' RETURN s.name AS name ORDER BY name",
+            [("S3",)],  # the OPTIONAL MATCH filtered nothing: all three came back
+            "negation-unwritten",
+        ),
+        (
+            "Which services does Tokyo not offer?",
+            "MATCH (r:Region {name: 'Tokyo'})-[:OFFERS_SERVICE]->(s:Service) "
+            "WHERE NOT s.name IS NOT NULL RETURN s.name AS name ORDER BY name",
+            [("S3",)],  # a null test of the service: nothing came back
+            "negation-unwritten",
+        ),
+        (
+            "What does a cr1.8xlarge cost per hour in Tokyo?",
+            "MATCH (r:Region {name: 'Tokyo'})-[:OFFERS_SERVICE]->(s:Service)"
+            "<-[:IS_EC2_INSTANCE_TYPE]-(e:EC2InstanceType {name: 'cr1.8xlarge'}) "
+            "RETURN e.cost_per_hour AS cost",
+            [(4.1,)],  # Tokyo's price, not Oregon's too
+            "property-through-neighbour",
+        ),
+        (
+            "What is the most expensive instance in Oregon?",
+            "MATCH (r:Region {name: 'Oregon'})-[:CHARGES]->(p:Price)-[:FOR_INSTANCE]->"
+            "(e:EC2InstanceType) RETURN p.cost_per_hour AS cost ORDER BY cost DESC LIMIT 1",
+            [("cr1.8xlarge", 3.5)],  # the instance named, not the price alone
+            "which-names-the-thing",
+        ),
+        (
+            "Which EC2 instance type has the most memory?",
+            "MATCH (e:EC2InstanceType) RETURN e.memory AS memory ORDER BY memory DESC LIMIT 1",
+            [("cr1.8xlarge", 244)],  # "EC2 instance type" says the label EC2InstanceType
+            "which-names-the-thing",
+        ),
+    ],
+    ids=[
+        "a denied link",
+        "but not, as an optional match",
+        "a denied link tried as a null test",
+        "a price between a region and an instance",
+        "a superlative on the instance's price",
+        "a label with a number in its name",
+    ],
+)
+def test_the_cloud_trials_questions_are_repaired(
+    scratch_db: GraphDB, question: str, written: str, rows: list[tuple[object, ...]], rule: str
+) -> None:
+    _repaired_on(scratch_db, _CLOUD, question, written, rows, rule)
+
+
+def test_a_value_met_only_through_a_labels_words_is_no_hint(scratch_db: GraphDB) -> None:
+    """ "Which EC2 instance type has the most memory?" shares only "instance" (a word of the
+    label's name) with the family "GPU instances": the trial's model pinned that family from
+    the hint. A question that says the family gets it."""
+    scratch_db.run_write(_CLOUD)
+    written = "MATCH (e:EC2InstanceType) RETURN e.name AS name, e.memory AS memory"
+    shown = []
+    for question in (
+        "Which EC2 instance type has the most memory?",
+        "Which GPU instances are there?",
+    ):
+        model = ScriptedChatModel(
+            replies=[guard_reply(), cypher_reply(written), evaluation_reply(answer="ok")]
+        )
+        _agent(scratch_db, model).run(question)
+        shown.append("GPU instances" in model.prompts[1])
+    assert shown == [False, True]
 
 
 def test_a_topic_word_a_glued_name_holds_is_asked(scratch_db: GraphDB) -> None:

@@ -16,6 +16,7 @@ from graph_agent.superlatives import (
     one_row_fix,
     property_kind,
     sort_direction_fix,
+    thing_of_measure_fix,
     tie_read,
     tied_rows,
     wants_descending,
@@ -177,3 +178,37 @@ def test_tied_rows_are_the_ones_equal_to_the_first_on_the_key() -> None:
     assert tied_rows([["a", 5], ["b", 5.0]], 1) == [["a", 5]]  # 5 and 5.0: not the same value
     assert tied_rows([["a", None], ["b", None]], 1) == [["a", None]]
     assert tied_rows([], 0) == []
+
+
+_PRICED = GraphSchema(
+    labels=(
+        LabelInfo("Region", 3, (PropertyInfo("name", S),)),
+        LabelInfo("EC2InstanceType", 9, (PropertyInfo("name", S), PropertyInfo("memory", INT))),
+        LabelInfo("Price", 9, (PropertyInfo("cost_per_hour", ("FLOAT",)),)),
+        LabelInfo("Critic", 9, (PropertyInfo("name", S),)),
+    ),
+    relationships=(
+        RelPattern("Region", "CHARGES", "Price"),
+        RelPattern("Price", "FOR_INSTANCE", "EC2InstanceType"),
+    ),
+)
+
+
+def test_the_thing_a_superlative_asks_for_is_named_where_the_measure_is_its_neighbours() -> None:
+    # A trial on an AWS infrastructure graph: "instance" for EC2InstanceType (a kind's word
+    # after it), and the price read from the Price node beside the one instance matched.
+    written = (
+        "MATCH (r:Region {name: 'Oregon'})-[:CHARGES]->(p:Price)-[:FOR_INSTANCE]->"
+        "(e:EC2InstanceType) RETURN p.cost_per_hour ORDER BY p.cost_per_hour DESC LIMIT 1"
+    )
+    fixed = thing_of_measure_fix(written, "What is the most expensive instance in Oregon?", _PRICED)
+    assert fixed is not None
+    assert "RETURN e.name AS name, p.cost_per_hour ORDER BY" in fixed[0]
+    for question in (
+        "What is the highest price per hour?",  # no label after the superlative
+        "What is the most expensive price a region charges?",  # "price" is Price's own word
+        "What is the highest cost_per_hour a critic pays?",  # the phrase ends before "critic"
+    ):
+        assert thing_of_measure_fix(written, question, _PRICED) is None, question
+    two = written.replace("(e:EC2InstanceType)", "(e:EC2InstanceType), (f:EC2InstanceType)")
+    assert thing_of_measure_fix(two, "What is the most expensive instance?", _PRICED) is None
