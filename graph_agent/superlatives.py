@@ -518,7 +518,8 @@ def thing_of_measure_fix(cypher: str, question: str, schema: GraphSchema) -> tup
         label = superlative_label(question, schema)
     else:
         asked = asked_label(question, schema) if _MOST.search(question) else None
-        label = asked[0] if asked else None
+        which = _WHICH.match(question) if _MOST.search(question) else None
+        label = asked[0] if asked else which and _by_last_word(which.group(2).split(), schema)
     statement = Statement(cypher)
     returned = statement.final_return()
     if label is None or returned is None or statement.has_union:

@@ -1866,7 +1866,8 @@ def unwritten_negation(cypher: str, question: str) -> tuple[str, str] | None:
             ):
                 fixed = _without_optional(statement, clause, near, denial)
             else:
-                fixed = _denied_at_end(_without_null_test(cypher, near), var, near, denial)
+                tested = _without_null_test(_without_null_test(cypher, near), var)
+                fixed = _denied_at_end(tested, var, near, denial)
             if fixed is not None:
                 return fixed, f"the question denies the link to {value.text}: {denial}"
     return None
@@ -1874,7 +1875,8 @@ def unwritten_negation(cypher: str, question: str) -> tuple[str, str] | None:
 
 def _without_null_test(cypher: str, var: str) -> str:
     """`cypher` without a WHERE that only tests `var` or a property of it for null (`WHERE NOT
-    s.name IS NOT NULL`, the model's own try at "does not offer"); else as it is."""
+    s.name IS NOT NULL` of the services, or `WHERE r2.name IS NULL` of the denied region: the
+    model's own tries at "does not offer"); else as it is."""
     statement = Statement(cypher)
     tokens = statement.tokens
     for clause in statement.clauses:

@@ -1746,6 +1746,21 @@ _CLOUD = (
             "negation-unwritten",
         ),
         (
+            "Which services are offered in Oregon but not in Tokyo?",
+            "MATCH (r:Region {name: 'Oregon'})-[:OFFERS_SERVICE]->(s:Service), "
+            "(r2:Region {name: 'Tokyo'})-[:OFFERS_SERVICE]->(s) WHERE r2.name IS NULL "
+            "RETURN s.name AS name",
+            [("S3",)],  # Tokyo matched and tested for null: nothing came back
+            "negation-unwritten",
+        ),
+        (
+            "Which memory optimized instance has the least memory?",
+            "MATCH (e:EC2InstanceType {family: 'Memory optimized'}) "
+            "RETURN e.memory AS memory ORDER BY memory LIMIT 1",
+            [("cr1.8xlarge", 244)],  # "instance" says EC2InstanceType: the one named
+            "which-names-the-thing",
+        ),
+        (
             "What does a cr1.8xlarge cost per hour in Tokyo?",
             "MATCH (r:Region {name: 'Tokyo'})-[:OFFERS_SERVICE]->(s:Service)"
             "<-[:IS_EC2_INSTANCE_TYPE]-(e:EC2InstanceType {name: 'cr1.8xlarge'}) "
@@ -1771,6 +1786,8 @@ _CLOUD = (
         "a denied link",
         "but not, as an optional match",
         "a denied link tried as a null test",
+        "the denied node tested for null",
+        "which instance, by the last word of its label",
         "a price between a region and an instance",
         "a superlative on the instance's price",
         "a label with a number in its name",

@@ -210,5 +210,7 @@ def test_the_thing_a_superlative_asks_for_is_named_where_the_measure_is_its_neig
         "What is the highest cost_per_hour a critic pays?",  # the phrase ends before "critic"
     ):
         assert thing_of_measure_fix(written, question, _PRICED) is None, question
+    which = "Which compute optimized instance in Oregon is the most expensive?"
+    assert thing_of_measure_fix(written, which, _PRICED) == fixed  # "which <words> instance"
     two = written.replace("(e:EC2InstanceType)", "(e:EC2InstanceType), (f:EC2InstanceType)")
     assert thing_of_measure_fix(two, "What is the most expensive instance?", _PRICED) is None
