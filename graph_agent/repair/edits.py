@@ -1939,3 +1939,52 @@ def _without_optional(statement: Statement, clause: int, near: str, denial: str)
     stop = tokens[end].position if end < len(tokens) else len(statement.text)
     cut = statement.edited([(tokens[clause].position, stop, "")])
     return add_condition(cut, tokens[bound].position, denial)
+
+
+def value_denied_next_door(
+    cypher: str, hints: Sequence[tuple[str, str, str]], schema: GraphSchema
+) -> tuple[str, str] | None:
+    """The statement denying the link to the node that holds a value it compared with the
+    wrong node's property, and what changed; None otherwise.
+
+    "Which regions are not in North America?" written `MATCH (r:Region) WHERE r.name <>
+    "North America"` (a trial on an AWS infrastructure graph nobody here wrote) listed all
+    ten regions: no region is called that, a continent is. Where the value lookup found the
+    value on one other label's property and not on the compared one, and one relationship
+    type links the two labels, the comparison (a filter of its own in the WHERE) becomes
+    `NOT (r)-[:IS_LOCATED_IN]->(:Continent {name: "North America"})`."""
+    if "<>" not in cypher:
+        return None
+    names = referenced_names(cypher)
+    tokens = tokenize(cypher)
+    for k in range(len(tokens) - 4):
+        var, dot, prop, op, value = tokens[k : k + 5]
+        if not (var.is_name and dot.is_punct(".") and prop.is_name and op.is_punct("<>")):
+            continue
+        own = names.variables.get(var.name)
+        if value.kind != "string" or own is None or (k and tokens[k - 1].is_punct(".")):
+            continue
+        holders = {
+            (label, held) for label, held, v in hints if v.casefold() == value.value.casefold()
+        }
+        if (own, prop.name) in holders or len(holders) != 1:
+            continue
+        ((label, held),) = holders
+        roads = [
+            r for r in schema.relationships if {r.start, r.end} == {own, label} and own != label
+        ]
+        if len(roads) != 1:
+            continue
+        road = roads[0]
+        rel = f"[:{quote_name_if_needed(road.type)}]"
+        far = f"(:{quote_name_if_needed(label)} {{{quote_name_if_needed(held)}: {value.text}}})"
+        denial = (
+            f"NOT ({var.name})-{rel}->{far}"
+            if road.start == own
+            else f"NOT ({var.name})<-{rel}-{far}"
+        )
+        if _without_comparison(cypher, k, k + 4) is None:
+            continue  # inside OR, NOT or brackets: not a filter of its own
+        fixed = cypher[: tokens[k].position] + denial + cypher[tokens[k + 4].end :]
+        return fixed, f"{value.text} is a {label}'s {held}: {denial}"
+    return None

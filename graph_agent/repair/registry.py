@@ -13,7 +13,7 @@
 |          |                 |         | both-values, pins-compared,                        |
 |          |                 |         | aggregate-bound, any-depth, negation-contradicted, |
 |          |                 |         | label-word-as-value, named-label, absent-link,     |
-|          |                 |         | negation-unwritten,                                |
+|          |                 |         | negation-unwritten, value-denied-next-door,        |
 |          |                 |         | relationship-direction, reciprocal-relationship,   |
 |          |                 |         | relationship-word, relationship-word-order,        |
 |          |                 |         | walked-back-named,                                 |
@@ -332,7 +332,8 @@ the rules removed there, and why, are listed on that page too), with these still
   instance type; no eval set): negation-unwritten ("Which services are not offered in Sao
   Paulo?" listed the ones it offers; "… in Beijing but not in Tokyo?" matched Tokyo in an
   OPTIONAL MATCH; "Which services does GovCloud not offer?" tested a service's name for
-  null). property-through-neighbour ties the neighbour to the named node where the neighbour
+  null) and value-denied-next-door ("Which regions are not in North America?" compared the
+  regions' names with the continent's). property-through-neighbour ties the neighbour to the named node where the neighbour
   stands for the link between the two labels ("What does a c3.xlarge cost per hour in
   Oregon?" read every region's price of it); which-names-the-thing names the one node of the
   asked label where the measure is a neighbour's ("What is the most expensive instance in N.
@@ -387,6 +388,7 @@ RULES: tuple[Rule, ...] = (
     v.named_label_rule,
     v.absent_link_rule,
     v.negation_unwritten,
+    v.value_denied_next_door_rule,
     v.relationship_direction,
     v.reciprocal_relationship,
     v.relationship_word,

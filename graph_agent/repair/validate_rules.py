@@ -65,6 +65,7 @@ from graph_agent.repair.edits import (
     respelled_names,
     sorted_before_return,
     unwritten_negation,
+    value_denied_next_door,
     walked_back_through_named,
     word_order_flip,
 )
@@ -452,6 +453,18 @@ def negation_unwritten(case: Case) -> Fix | None:
     question denies goes from the pattern with its hop, and the link is denied: `MATCH
     (s:Service) WHERE NOT (:Region {name: "Sao Paulo"})-[:OFFERS_SERVICE]->(s)`."""
     fixed = unwritten_negation(case.cypher, case.question)
+    return Fix(fixed[1], cypher=fixed[0]) if fixed else None
+
+
+@rule("value-denied-next-door", V, S, Kind.REWRITE)
+def value_denied_next_door_rule(case: Case) -> Fix | None:
+    """ "Which regions are not in North America?" written `MATCH (r:Region) WHERE r.name <>
+    "North America"` (a trial on an AWS infrastructure graph nobody here wrote): every region
+    came back, since no region is called that; the value lookup found it as a continent's
+    name. A `<>` comparison with a value the lookup holds on one other label (and not on the
+    compared property), where one relationship type links the two labels, denies that link
+    instead: `NOT (r)-[:IS_LOCATED_IN]->(:Continent {name: "North America"})`."""
+    fixed = value_denied_next_door(case.cypher, case.hints, case.ctx.schema)
     return Fix(fixed[1], cypher=fixed[0]) if fixed else None
 
 

@@ -1703,7 +1703,9 @@ def test_a_label_word_beside_a_stored_value_describes_and_names_nothing(
 # instance type's family is stored as text ending in "instances" for two of the families.
 _CLOUD = (
     "CREATE (oregon:Region {name: 'Oregon'}), (tokyo:Region {name: 'Tokyo'}), "
-    "(beijing:Region {name: 'Beijing'}), "
+    "(beijing:Region {name: 'Beijing'}), (asia:Continent {name: 'Asia'}), "
+    "(tokyo)-[:IS_LOCATED_IN]->(asia), (beijing)-[:IS_LOCATED_IN]->(asia), "
+    "(oregon)-[:IS_LOCATED_IN]->(:Continent {name: 'North America'}), "
     "(ec2:Service {name: 'EC2'}), (s3:Service {name: 'S3'}), (redshift:Service {name: 'Redshift'}), "
     "(oregon)-[:OFFERS_SERVICE]->(ec2), (oregon)-[:OFFERS_SERVICE]->(s3), "
     "(oregon)-[:OFFERS_SERVICE]->(redshift), (tokyo)-[:OFFERS_SERVICE]->(ec2), "
@@ -1754,6 +1756,12 @@ _CLOUD = (
             "negation-unwritten",
         ),
         (
+            "Which regions are not in Asia?",
+            "MATCH (r:Region) WHERE r.name <> 'Asia' RETURN r.name AS name ORDER BY name",
+            [("Oregon",)],  # every region came back: no region is called Asia
+            "value-denied-next-door",
+        ),
+        (
             "Which memory optimized instance has the least memory?",
             "MATCH (e:EC2InstanceType {family: 'Memory optimized'}) "
             "RETURN e.memory AS memory ORDER BY memory LIMIT 1",
@@ -1787,6 +1795,7 @@ _CLOUD = (
         "but not, as an optional match",
         "a denied link tried as a null test",
         "the denied node tested for null",
+        "a continent compared with a region's name",
         "which instance, by the last word of its label",
         "a price between a region and an instance",
         "a superlative on the instance's price",
