@@ -106,6 +106,21 @@ _SHORT_FORMS = {"password": ("pwd", "passwd"), "login": ("logon",)}
 """How schema names shorten a topic word (Active Directory's `pwdlastset`, `lastlogon`)."""
 
 
+_DERIVING = ("ment", "ments", "ing", "er", "ers", "ion", "ions", "ation", "ations", "al")
+"""Endings that make a noun of a verb the graph names ("endorsement" of ENDORSES)."""
+
+
+def _derived(word: str, known: str) -> bool:
+    """Whether `word` is `known` (a stem of at least four letters) with a noun's ending:
+    "endorsement" and `ENDORSES` (a trial on a competence graph: "What is the average
+    endorsement level …?" was declined as asking about something the graph has no name for),
+    "creation" and `CREATES`."""
+    if len(known) < 4 or not word.startswith(known[:-1]):
+        return False
+    bases = {known, known[:-1]} if known.endswith("e") else {known}
+    return any(word == base + ending for base in bases for ending in _DERIVING)
+
+
 class Vocabulary:
     """The graph's words, stemmed, with a tolerant match for misspellings ("servics")."""
 
@@ -134,7 +149,7 @@ class Vocabulary:
 
     def knows(self, word: str) -> bool:
         s = stem(word)
-        if s in self.stems:
+        if s in self.stems or any(_derived(s, known) for known in self.stems):
             return True
         if len(s) < 5:
             return False

@@ -276,6 +276,8 @@ def label_chain(cypher: str, schema: GraphSchema) -> tuple[str, str] | None:
         other, road = found if found is not None else (None, None)
     if own is None or other is None or other.name == own.name or has_property(own, word):
         return None
+    if road is not None and all(_on_the_road(road, tokens[k + 4].name, schema) for k in at):
+        return _relationship_read(cypher, var, word, at, other.name, road[0], schema)
     if not all(has_property(other, tokens[k + 4].name) for k in at):
         return None
     road = road or _one_road(own.name, other.name, schema)
@@ -285,6 +287,51 @@ def label_chain(cypher: str, schema: GraphSchema) -> tuple[str, str] | None:
     if added is None:
         return None
     return added[0], f"{var}.{word}.… read from the related {other.name}: {added[1]}"
+
+
+def _on_the_road(road: list[tuple[str, str, str, str]], prop: str, schema: GraphSchema) -> bool:
+    """Whether the one relationship of `road` holds `prop`."""
+    start, rel_type, near, far = road[0]
+    end = far if start == near else near
+    return any(
+        prop in {p.name for p in r.properties}
+        for r in schema.relationships
+        if (r.start, r.type, r.end) == (start, rel_type, end)
+    )
+
+
+def _relationship_read(
+    cypher: str,
+    var: str,
+    word: str,
+    reads: list[int],
+    other: str,
+    hop: tuple[str, str, str, str],
+    schema: GraphSchema,
+) -> tuple[str, str] | None:
+    """`e.worked_as.duration` where WORKED_AS holds `duration` (a trial on a competence graph:
+    "Which employee has worked in their current role the longest?"): the relationship is
+    matched under the word the model wrote, `, (e)-[worked_as:WORKED_AS]->(:Role)`, and read
+    as `worked_as.duration`; None when that fails the schema check or `var` is bound in no
+    MATCH."""
+    tokens = tokenize(cypher)
+    names = referenced_names(cypher)
+    taken = set(names.variables) | {t.name for t in tokens if t.is_name and t.name != word}
+    new = word if word not in taken else fresh_variable(hop[1].lower(), taken)
+    end = match_end(tokens, var)
+    if end is None:
+        return None
+    start, rel_type, _near, _far = hop
+    rel = f"[{new}:{quote_name_if_needed(rel_type)}]"
+    far = f"(:{quote_name_if_needed(other)})"
+    pattern = f", ({var})-{rel}->{far}" if start != other else f", ({var})<-{rel}-{far}"
+    end = min(end, len(cypher))
+    edits = [(end, end, pattern + (" " if end < len(cypher) else ""))]
+    edits += [(tokens[k].position, tokens[k + 2].end, new) for k in reads]
+    text = _spliced(cypher, edits)
+    if check_schema(text, schema).problems:
+        return None
+    return text, f"{var}.{word}.… read from the relationship {rel_type}: {pattern[2:]}"
 
 
 def _through_road(
@@ -739,6 +786,9 @@ def _relationship_named_by(
         if label in (r.start, r.end)
         and {stem(w) for w in split_name(r.type) if w.lower() not in LINKING} == wanted
     ]
+    if len(found) > 1:  # WORKS_AS and WORKED_AS: the one written as the word is
+        exact = [w.lower() for w in split_name(word)]
+        found = [r for r in found if [w.lower() for w in split_name(r.type)] == exact]
     if len(found) != 1:
         return None
     rel = found[0]
@@ -931,6 +981,12 @@ def _add_hop(
     node = f"({new}:{other}" + (f" {{{carried}}})" if carried else ")")
     edits = [(end, end, f", ({var}){arrow}{node}{tie}" + (" " if end < len(cypher) else ""))]
     edits += [(tokens[k].position, tokens[k].end, new) for k in property_reads(tokens, var, moved)]
+    return _spliced(cypher, edits)
+
+
+def _spliced(cypher: str, edits: Sequence[tuple[int, int, str]]) -> str:
+    """`cypher` with the (start, stop, text) edits made; an insertion (start == stop) takes
+    the spaces before it away, so `(e:Employee) RETURN` gets `(e:Employee), (e)-… RETURN`."""
     text = cypher
     for left, right, replacement in sorted(edits, reverse=True):
         head = text[:left].rstrip() if left == right else text[:left]
@@ -1833,6 +1889,8 @@ def unwritten_negation(cypher: str, question: str) -> tuple[str, str] | None:
     or the OPTIONAL MATCH that holds it goes (its WHERE with it) where it binds nothing read
     later; either way `WHERE NOT (:Region {name: "Sao Paulo"})-[:OFFERS_SERVICE]->(s)` keeps
     the link denied. Not where the statement writes a NOT of its own."""
+    if _NEGATED.search(question) is None:
+        return None  # every statement is asked: its filters are read only for a denial
     pinned = [
         (var, prop, value) for var, prop, value, in_map in node_filters(cypher)
         if in_map and value.kind == "string"

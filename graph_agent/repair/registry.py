@@ -333,16 +333,22 @@ the rules removed there, and why, are listed on that page too), with these still
   Paulo?" listed the ones it offers; "… in Beijing but not in Tokyo?" matched Tokyo in an
   OPTIONAL MATCH; "Which services does GovCloud not offer?" tested a service's name for
   null) and value-denied-next-door ("Which regions are not in North America?" compared the
-  regions' names with the continent's). property-through-neighbour ties the neighbour to the named node where the neighbour
-  stands for the link between the two labels ("What does a c3.xlarge cost per hour in
-  Oregon?" read every region's price of it); which-names-the-thing names the one node of the
+  regions' names with the continent's). property-through-neighbour ties the neighbour to
+  the named node where the neighbour stands for the link between the two labels ("What does
+  a c3.xlarge cost per hour in Oregon?" read every region's price of it); which-names-the-thing names the one node of the
   asked label where the measure is a neighbour's ("What is the most expensive instance in N.
   California?" gave the price alone), and the asked label may be said by the last word of
   its name before a word like "type" ("instance" for EC2InstanceType). Beside them, not
   rules: a name's parts keep their digits (`EC2InstanceType` is "EC2 instance type", so
   "Which EC2 instance type has the most memory?" names its label), and a value the question
   meets only inside its words for a label is no value hint and no value left out ("GPU
-  instances" for "instance"; the model filtered on it).
+  instances" for "instance"; the model filtered on it). From a second trial, on a
+  competence-management graph (graphgists' recommendation/Competence_Management: employees
+  work as roles, with the years on WORKS_AS and WORKED_AS, and endorse skills at a level on
+  ENDORSES): label-as-property reads `e.works_as.duration` from the relationship WORKS_AS
+  holds it on (the look-alike WORKED_AS told apart by the words as written), and
+  asked-but-missing takes "endorsement" for ENDORSES's word (it had declined "What is the
+  average endorsement level …?": guardrails' vocabulary knows a noun made of a verb it names).
 
 A new rule: write it in the module of its phase (`validate_rules`, `execute_rules`,
 `answer_rules`; a first rule for the correct step starts `correct_rules` and its trigger) with the `rule` decorator (a docstring that

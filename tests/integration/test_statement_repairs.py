@@ -1827,6 +1827,67 @@ def test_a_value_met_only_through_a_labels_words_is_no_hint(scratch_db: GraphDB)
     assert shown == [False, True]
 
 
+# The competence-management trial's shapes (neo4j-examples/graphgists, recommendation/
+# Competence_Management): employees work as a role now and worked as others before, each
+# with how many years on the relationship; they endorse skills at a level.
+_COMPETENCE = (
+    "CREATE (one:Employee {name: 'Employee 1'}), (two:Employee {name: 'Employee 2'}), "
+    "(four:Employee {name: 'Employee 4'}), "
+    "(r1:Role {name: 'Role 1'}), (r4:Role {name: 'Role 4'}), (r6:Role {name: 'Role 6'}), "
+    "(one)-[:WORKS_AS {duration: 2}]->(r1), (two)-[:WORKS_AS {duration: 3}]->(r1), "
+    "(four)-[:WORKS_AS {duration: 1}]->(r4), (four)-[:WORKED_AS {duration: 5}]->(r6), "
+    "(skill:Personal_Skill {name: 'Personal Skill 1'}), "
+    "(two)-[:ENDORSES {level: 4.0}]->(skill), (four)-[:ENDORSES {level: 2.0}]->(skill)"
+)
+
+
+def test_a_relationships_number_read_as_a_chain_is_read_from_the_relationship(
+    scratch_db: GraphDB,
+) -> None:
+    """ "Which employee has worked in their current role the longest?" written with
+    `e.works_as.duration`: WORKS_AS holds the years (WORKED_AS, the role before, is a
+    look-alike), so the relationship is matched and read; the trial's statement wrote
+    `worked_as` and was declined twice for a property nothing has."""
+    _repaired_on(
+        scratch_db,
+        _COMPETENCE,
+        "Which employee has worked in their current role the longest?",
+        "MATCH (e:Employee) RETURN e.name AS employee, e.works_as.duration AS years "
+        "ORDER BY years DESC LIMIT 1",
+        [("Employee 2", 3)],
+        "label-as-property",
+    )
+
+
+def test_a_noun_of_a_relationships_verb_is_no_missing_data(scratch_db: GraphDB) -> None:
+    """ "What is the average endorsement level …?" was declined on the trial ("The graph has no
+    data on endorsement") twice, although ENDORSES holds the level: the word is ENDORSES's
+    noun, so the same wrong statement written twice is no reason to stop: the third, right,
+    is read."""
+    scratch_db.run_write(_COMPETENCE)
+    question = "What is the average endorsement level for Personal Skill 1?"
+    wrong = (
+        "MATCH (s:Personal_Skill {name: 'Personal Skill 1'})<-[:HAS_SKILL]-(e:Employee) "
+        "RETURN avg(e.endorsement) AS level"
+    )
+    right = (
+        "MATCH (e:Employee)-[r:ENDORSES]->(s:Personal_Skill {name: 'Personal Skill 1'}) "
+        "RETURN avg(r.level) AS level"
+    )
+    model = ScriptedChatModel(
+        replies=[
+            guard_reply(),
+            cypher_reply(wrong),
+            cypher_reply(wrong),
+            cypher_reply(right),
+            evaluation_reply(answer="ok"),
+        ]
+    )
+    result = _agent(scratch_db, model).run(question)
+    assert result.outcome == "answered", result.answer
+    assert [tuple(row) for row in result.rows] == [(3.0,)]
+
+
 def test_a_topic_word_a_glued_name_holds_is_asked(scratch_db: GraphDB) -> None:
     """ "password" is a general topic (declined before the model on a graph without the word);
     `pwdlastset` holds its short form, so the question is the graph's."""

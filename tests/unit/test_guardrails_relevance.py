@@ -95,6 +95,15 @@ def test_misspellings_match_the_vocabulary() -> None:
     assert not vocabulary.knows("weather")
 
 
+def test_a_noun_made_of_a_verb_the_graph_names_is_known() -> None:
+    # A competence-graph trial: "endorsement" was declined beside ENDORSES {level}.
+    vocabulary = Vocabulary(["Employee", "ENDORSES", "CREATES", "SHIPS"])
+    assert [vocabulary.knows(w) for w in ("endorsement", "creation", "shipments")] == [True] * 3
+    assert not vocabulary.knows("employment")  # "employ" is no name of it: Employee is
+    assert not vocabulary.knows("shipyard")  # no noun's ending
+    assert not Vocabulary(["ON", "AT"]).knows("onion")  # a name too short to grow a word
+
+
 @pytest.mark.parametrize(
     ("question", "task"),
     [
