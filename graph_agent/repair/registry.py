@@ -335,10 +335,11 @@ the rules removed there, and why, are listed on that page too), with these still
   null) and value-denied-next-door ("Which regions are not in North America?" compared the
   regions' names with the continent's). property-through-neighbour ties the neighbour to
   the named node where the neighbour stands for the link between the two labels ("What does
-  a c3.xlarge cost per hour in Oregon?" read every region's price of it); which-names-the-thing names the one node of the
-  asked label where the measure is a neighbour's ("What is the most expensive instance in N.
-  California?" gave the price alone), and the asked label may be said by the last word of
-  its name before a word like "type" ("instance" for EC2InstanceType). Beside them, not
+  a c3.xlarge cost per hour in Oregon?" read every region's price of it);
+  which-names-the-thing names the one node of the asked label where the measure is a
+  neighbour's ("What is the most expensive instance in N. California?" gave the price
+  alone), and the asked label may be said by the last word of its name before a word like
+  "type" ("instance" for EC2InstanceType). Beside them, not
   rules: a name's parts keep their digits (`EC2InstanceType` is "EC2 instance type", so
   "Which EC2 instance type has the most memory?" names its label), and a value the question
   meets only inside its words for a label is no value hint and no value left out ("GPU
