@@ -294,7 +294,7 @@ def left_out_values_feedback(
             continue  # said as a property's name: 'Coffee' in `s.coffee_bar = true`
         if value_said_as_label(value, question, schema, (label, prop)) in names.labels:
             continue  # said as the word for a label matched: "events" for `(e:Event)`
-        if met_only_in_label_words(value, question, schema):
+        if met_only_in_label_words([value], question, schema):
             continue  # said inside a label's name: "EC2" of "EC2 instance type"
         var = fresh_variable(label, taken)
         taken.add(var)

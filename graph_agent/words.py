@@ -134,25 +134,31 @@ def value_said_as_label(
     return None if {stem(w.lower()) for w in beside} & own_stems else label.name
 
 
-def met_only_in_label_words(value: str, question: str, schema: GraphSchema) -> bool:
-    """Whether the question meets a stored value only inside its words for a label, and there
-    as a part of that label's name: "Which EC2 instance type has the most memory?" shares
+def met_only_in_label_words(
+    values: Collection[str], question: str, schema: GraphSchema
+) -> set[str]:
+    """The stored values the question meets only inside its words for a label, and there as
+    a part of that label's name: "Which EC2 instance type has the most memory?" shares
     "instance" with the family "GPU instances" (a trial on an AWS infrastructure graph: the
     model filtered on that family from the value hint), and says "EC2" only as the first
-    word of EC2InstanceType, not a service called EC2. False where the question meets it
-    elsewhere, or says it whole as a label's whole word ("events" and a category "Events":
-    `value_said_as_label` is for that)."""
+    word of EC2InstanceType, not a service called EC2. Not a value the question meets
+    elsewhere, or says whole as a label's whole word ("events" and a category "Events":
+    `value_said_as_label` is for that). The question's label words are read once for all."""
     words = re.findall(r"[A-Za-z][\w-]*", question)
     spans: dict[int, int] = {}
     for i in range(len(words)):
         if (mention := label_said(words[i:], schema)) is not None:
             for k in range(i, i + mention.words):
                 spans[k] = max(spans.get(k, 0), mention.words)
-    parts = re.findall(r"[A-Za-z][\w-]*", value)
-    stems = {stem(w.lower()) for w in parts}
-    met = [i for i, word in enumerate(words) if stem(word.lower()) in stems]
-    whole = said(value, question)
-    return bool(met) and all(i in spans and (spans[i] > len(parts) or not whole) for i in met)
+    found = set()
+    for value in values:
+        parts = re.findall(r"[A-Za-z][\w-]*", value)
+        stems = {stem(w.lower()) for w in parts}
+        met = [i for i, word in enumerate(words) if stem(word.lower()) in stems]
+        whole = said(value, question)
+        if met and all(i in spans and (spans[i] > len(parts) or not whole) for i in met):
+            found.add(value)
+    return found
 
 
 EACH_WORDS = r"(?:each|every|per)"

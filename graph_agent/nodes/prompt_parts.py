@@ -58,11 +58,11 @@ async def value_hints(ctx: Context, question: str) -> list[tuple[str, str, str]]
     # The schema is the channel's view: a hint on a hidden label or property names a value
     # that channel may not see.
     visible = {(label.name, p.name) for label in ctx.schema.labels for p in label.properties}
+    inside_labels = met_only_in_label_words([m.value for m in matches], question, ctx.schema)
     found = [
         (m.label, m.property, m.value)
         for m in matches
-        if (m.label, m.property) in visible
-        and not met_only_in_label_words(m.value, question, ctx.schema)
+        if (m.label, m.property) in visible and m.value not in inside_labels
     ]
     return unshadowed(question, found)
 
