@@ -349,6 +349,37 @@ def with_property(cypher: str, label: str, prop: str, value: str, new: str) -> s
     return cypher
 
 
+def with_two_properties(
+    cypher: str, label: str, prop: str, value: str, parts: tuple[tuple[str, str], ...]
+) -> str | None:
+    """`cypher` with each equality of `label`.`prop` on the string `value` written as the
+    equalities of `parts` (property, Cypher literal) on the same node: `{name: 'Mark Twain'}` as
+    `{name: 'Mark', surname: 'Twain'}`, `p.name = 'Mark Twain'` as `(p.name = 'Mark' AND
+    p.surname = 'Twain')`; None when there is none, or one is wrapped in a case function or
+    written the other way round (`'Mark Twain' = p.name`)."""
+    tokens = tokenize(cypher)
+    sites = [
+        site
+        for site in _sites(tokens)
+        if site.label == label and site.prop == prop and site.literal.value == value
+    ]
+    if not sites or any(site.wrapped or site.key[0] > site.start for site in sites):
+        return None
+    edits = []
+    for site in sites:
+        if site.in_map:
+            new = ", ".join(f"{quote_name_if_needed(k)}: {v}" for k, v in parts)
+            edits.append((site.key[0], site.end, new))
+            continue
+        k = next(k for k, tok in enumerate(tokens) if tok.position == site.key[0])
+        var = tokens[k - 2].text
+        anded = " AND ".join(f"{var}.{quote_name_if_needed(p)} = {v}" for p, v in parts)
+        edits.append((tokens[k - 2].position, site.end, f"({anded})"))
+    for start, end, new in sorted(edits, reverse=True):
+        cypher = cypher[:start] + new + cypher[end:]
+    return cypher
+
+
 def compared_node(cypher: str, label: str, prop: str, value: str) -> tuple[int, int, str] | None:
     """The property read of a comparison `x.prop = 'value'` on a `label` node, as (start,
     end, x): `WHERE os.name = 'Ubuntu'` gives the span of `os.name`. None when the filter is

@@ -21,7 +21,14 @@ from typing import Any, Literal
 from graph_agent.graphdb.protocol import GraphSchema, LabelInfo, PropertyInfo
 from graph_agent.graphdb.schema import NUMBER_TYPES, display_property, quote_name_if_needed
 from graph_agent.pruning import name_words
-from graph_agent.statement import Item, Statement, add_condition, binding, is_aggregate_call
+from graph_agent.statement import (
+    Item,
+    Statement,
+    add_condition,
+    binding,
+    is_aggregate_call,
+    without_order,
+)
 from graph_agent.words import (
     ASKS_WHO,
     ASKS_WHO_OR_WHICH,
@@ -604,6 +611,58 @@ def sort_key_returned_fix(
     return statement.edited(
         [(end, end, f", {added}")]
     ), f"returned {added}, the measure it sorts by"
+
+
+def unknown_sort_fix(cypher: str, question: str, schema: GraphSchema) -> tuple[str, str] | None:
+    """The statement without the final sort keys that read a property the node's label (or
+    the relationship's type) lacks, for a question that asks for no order; None when there
+    is none, or the question asks for an order or says the property.
+
+    "Which books take place in London?" written `… RETURN b.title ORDER BY b2.year DESC` (a
+    trial on a graph of books, where nothing but a Time node has a year; four questions of
+    twenty, each sent back unchanged after the schema check's note): a sort nobody asked for,
+    on a value no such node holds, orders nothing. The keys go (the whole ORDER BY when none
+    is left); the node they read stays for unasked-hop to judge."""
+    if asks_order(question):
+        return None
+    statement = Statement(cypher)
+    returned, order = statement.final_return(), statement.last("ORDER")
+    if returned is None or order is None or order < returned[0] or statement.has_union:
+        return None
+    names = referenced_names(cypher)
+    asked = {stem(w) for w in re.findall(r"[A-Za-z]+", question)}
+    keys, dropped = statement.order_keys(), []
+    for key in keys:
+        words = statement.words(key)
+        if len(words) != 3 or words[1] != ".":
+            continue
+        var, prop = words[0], words[2]
+        if var in names.variables:
+            known = schema.label(names.variables[var]) is not None
+        else:
+            known = names.rel_variables.get(var) in {r.type for r in schema.relationships}
+        if not known or read_property(schema, names, var, prop) is not None:
+            continue
+        if name_words(prop) & asked:
+            continue
+        dropped.append(key)
+    if not dropped:
+        return None
+    shown = ", ".join(f"{statement.words(k)[0]}.{statement.words(k)[2]}" for k in dropped)
+    detail = (
+        f"dropped the sort on {shown}: the question asks for no order, and no such value is stored"
+    )
+    if len(dropped) == len(keys):
+        fixed = without_order(cypher)
+        return (fixed, detail) if fixed is not None else None
+    kept = [
+        statement.source(k.first, k.end if k.direction is None else k.direction + 1)
+        for k in keys
+        if k not in dropped
+    ]
+    start = statement.tokens[order].position
+    end = statement.tokens[statement.clause_end(order) - 1].end
+    return statement.edited([(start, end, "ORDER BY " + ", ".join(kept))]), detail
 
 
 _WHO_SINGULAR = re.compile(r"^\W*who\s+(?!are\b|were\b|have\b)\w+", re.IGNORECASE)

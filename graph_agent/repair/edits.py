@@ -1734,6 +1734,74 @@ def _without_end_node(cypher: str, var: str) -> str | None:
     return _without_lone_node(fixed, near) if near else fixed
 
 
+def unasked_hop(cypher: str, question: str, schema: GraphSchema) -> tuple[str, str] | None:
+    """The statement without a hop the question never asks for, and what went; None when
+    every hop is asked for or read.
+
+    "Which books are fiction?" written `MATCH (g:Genre {name: "fiction"})<-[:OF_TYPE]-(b:Book)
+    -[:IS_PART_OF]->(b2:BookSeries) RETURN b.title` (a trial on a graph of books, in four
+    questions of twenty): the hop to a series keeps only the books that are in one, one of
+    two. A hop of a MATCH whose far node ends its chain, is written nowhere else (no map, no
+    read) and has a label, where the question says no word of that label (but for the words
+    it shares with the label at the near end) nor of the relationship's type, goes with its
+    node. A word said counts where it begins the name's word or the name's word begins it
+    ("actors" says ACTED_IN). Not where the statement reads a variable it never binds (`RETURN
+    c2.name` beside an unread airport: bind-unbound-variable binds it from there)."""
+    statement = Statement(cypher)
+    tokens = statement.tokens
+    names = referenced_names(cypher)
+    aliases = {tokens[k + 1].name for k in range(len(tokens) - 1) if tokens[k].is_keyword("AS")}
+    bound = names.variables.keys() | names.rel_variables.keys() | aliases
+    if any(var not in bound for var, _prop in names.accesses):
+        return None  # a read of a node never matched: the unread one may be what it meant
+    asked = question_words(question)
+
+    def said(stems: set[str]) -> bool:
+        return any(
+            a.startswith(w) or w.startswith(a)
+            for a in asked
+            for w in stems
+            if min(len(a), len(w)) >= 3
+        )
+
+    for hop in written_hops(tokens, names):
+        clause = clause_at(statement, tokens[hop.first].position)
+        if clause is None or statement.keyword_at(clause) != "MATCH" or statement.depths[hop.first]:
+            continue
+        if clause and tokens[clause - 1].is_keyword("OPTIONAL"):
+            continue  # an OPTIONAL MATCH filters nothing
+        if hop.rel_var is not None and sum(t.name == hop.rel_var for t in tokens if t.is_name) > 1:
+            continue
+        ends = ((hop.right_var, hop.right, hop.left), (hop.left_var, hop.left, hop.right))
+        for far, far_label, near_label in ends:
+            if far is None or far_label is None or schema.label(far_label) is None:
+                continue
+            if said(name_words(hop.rel_type)):
+                break
+            own = name_words(far_label) - (name_words(near_label) if near_label else set())
+            if said(own or name_words(far_label)) or _node_has_more(tokens, far):
+                continue
+            fixed = _without_end_node(cypher, far)
+            if fixed is not None:
+                detail = f"dropped ({far}:{far_label}) and its {hop.rel_type} hop"
+                return fixed, f"{detail}: the question asks for no {far_label}"
+    return None
+
+
+def _node_has_more(tokens: Sequence[Token], var: str) -> bool:
+    """Whether the node pattern binding `var` holds more than `var:Label` (a map, a second
+    label)."""
+    for k, tok in enumerate(tokens):
+        if tok.is_name and tok.name == var and k and tokens[k - 1].is_punct("("):
+            return not (
+                k + 3 < len(tokens)
+                and tokens[k + 1].is_punct(":")
+                and tokens[k + 2].is_name
+                and tokens[k + 3].is_punct(")")
+            )
+    return True
+
+
 def _without_lone_node(cypher: str, var: str) -> str:
     """`cypher` without a pattern `, (var)` that only repeats a node bound before it."""
     statement = Statement(cypher)

@@ -27,6 +27,7 @@ from graph_agent.lint import (
     pattern_map_entries,
     with_literal,
     with_property,
+    with_two_properties,
     without_entries,
 )
 from graph_agent.question_fit import (
@@ -168,7 +169,11 @@ async def value_property(case: Case) -> Fix | None:
     rack's number and 'DC1-RCK-2-1' its name; or `(a:Airport {descr: 'LHR'})` where LHR is
     the airport's code. When the filtered property does not hold the literal and exactly one
     other string property of the same label does, the filter takes that property and the
-    statement is read again: its rows answer, and it is the statement shown. Literals moved
+    statement is read again: its rows answer, and it is the statement shown. Where none does
+    and the literal's words are held split between the property and one other on one node,
+    it is read as both: `{name: 'Mark Twain'}` as `{name: 'Mark', surname: 'Twain'}` ("Which
+    books did Mark Twain write?", a trial on a graph of books that calls people by a name and
+    a surname; the model wrote the whole name as the name on both attempts). Literals moved
     stay moved while the next is looked at (two cities written as airport names: the read
     finds rows only once both are moved). Not in a restricted channel (the reads would bypass
     its row redaction)."""
@@ -185,17 +190,23 @@ async def value_property(case: Case) -> Fix | None:
             for other in others[:MAX_PROPERTY_CHECKS]
             if await _holds(case.probe, label, other, value)
         ]
-        fixed = (
-            with_property(current, label, prop, value, holding[0]) if len(holding) == 1 else None
-        )
+        if len(holding) == 1:
+            fixed = with_property(current, label, prop, value, holding[0])
+            moved = f"{label}.{holding[0]}, the property that holds it"
+        elif not holding and (parts := await _held_in_two(case.probe, label, prop, value, others)):
+            fixed = with_two_properties(
+                current, label, prop, value, tuple((k, literal(v)) for k, v in parts)
+            )
+            moved = " and ".join(f"{label}.{k} {literal(v)}" for k, v in parts)
+            moved += ", the two properties that hold it between them"
+        else:
+            fixed = None
         if fixed is None:
             continue
         # Each literal moved stays moved: "from Inverness to Athens" wrote both cities as an
         # airport's `descr` (a dev statement), and neither alone finds a row.
         current = fixed
-        done.append(
-            f"{label}.{prop} {literal(value)} → {label}.{holding[0]}, the property that holds it"
-        )
+        done.append(f"{label}.{prop} {literal(value)} → {moved}")
         if (kept := await _read_again(case, current)) is not None:
             return Fix("; ".join(done), cypher=current, update=kept)
     return None
@@ -297,6 +308,35 @@ MAX_LABEL_SPOTS = 3
 
 MAX_PROPERTY_CHECKS = 8
 """Other string properties of a label looked at for one literal (one one-row read each)."""
+
+
+async def _held_in_two(
+    prober: Prober, label: str, prop: str, value: str, others: list[str]
+) -> tuple[tuple[str, str], tuple[str, str]] | None:
+    """The one way a `label` node holds `value`'s words split between `prop` and another
+    string property, as ((property, part), (property, part)) in the order written: "Mark
+    Twain" as name 'Mark' and surname 'Twain'. None when no split or more than one holds."""
+    words = value.split()
+    found = []
+    for cut in range(1, min(len(words), 4)):
+        first, rest = " ".join(words[:cut]), " ".join(words[cut:])
+        for mine, theirs in ((first, rest), (rest, first)):
+            if not await _holds(prober, label, prop, mine):
+                continue
+            for other in others[:MAX_PROPERTY_CHECKS]:
+                statement = (
+                    f"MATCH (n:{quote_name(label)}) WHERE n.{quote_name(prop)} = $a"
+                    f" AND n.{quote_name(other)} = $b RETURN 1 LIMIT 1"
+                )
+                try:
+                    rows = await prober.rows(statement, {"a": mine, "b": theirs}, 1)
+                except GraphError:
+                    logger.debug("a probe failed", exc_info=True)
+                    continue
+                if rows:
+                    pair = ((prop, mine), (other, theirs))
+                    found.append(pair if mine == first else pair[::-1])
+    return found[0] if len(found) == 1 else None
 
 
 async def _holds(prober: Prober, label: str, prop: str, value: str) -> bool:

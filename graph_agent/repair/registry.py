@@ -14,6 +14,7 @@
 |          |                 |         | aggregate-bound, any-depth, negation-contradicted, |
 |          |                 |         | label-word-as-value, named-label, absent-link,     |
 |          |                 |         | negation-unwritten, value-denied-next-door,        |
+|          |                 |         | unasked-hop,                                       |
 |          |                 |         | relationship-direction, reciprocal-relationship,   |
 |          |                 |         | relationship-word, relationship-word-order,        |
 |          |                 |         | walked-back-named,                                 |
@@ -29,7 +30,7 @@
 |          |                 |         | superlative-one-row, superlative-top-rows,         |
 |          |                 |         | limit-unasked, sort-key-returned,                  |
 |          |                 |         | numbers-as-text, dates-as-text                     |
-| validate | schema_problem  | rewrite | name-spelling, relationship-road,                  |
+| validate | schema_problem  | rewrite | sort-unasked, name-spelling, relationship-road,    |
 |          |                 |         | relationship-property, end-node-property,          |
 |          |                 |         | name-property, property-through-neighbour,         |
 |          |                 |         | label-as-property, property-for-label,             |
@@ -48,7 +49,8 @@
 |          |                 |         | value-completed (the one stored value that         |
 |          |                 |         | completes the literal; read again),                |
 |          |                 |         | value-property (another property of the node holds |
-|          |                 |         | it; read again), value-label (the one label alike  |
+|          |                 |         | it, or two hold its words between them; read       |
+|          |                 |         | again), value-label (the one label alike           |
 |          |                 |         | but for a word that holds it there; read again),   |
 |          |                 |         | unsaid-number (a number in a pattern map the       |
 |          |                 |         | question never says goes; read again),             |
@@ -350,6 +352,18 @@ the rules removed there, and why, are listed on that page too), with these still
   holds it on (the look-alike WORKED_AS told apart by the words as written), and
   asked-but-missing takes "endorsement" for ENDORSES's word (it had declined "What is the
   average endorsement level …?": guardrails' vocabulary knows a noun made of a verb it names).
+- the thirty-second session's, from two trials on graphgists nobody here wrote (uc-search/books:
+  books in genres and series, set and published in places and times, written by people called
+  by a name and a surname; medical/DoctorFinder: doctors' specialisations prescribe drug
+  classes, which cure a pathology at ages stored on CURES): sort-unasked ("Which books take
+  place in London?" sorted on `b2.year`, a year no series holds, and the model sent the
+  statement back unchanged after the schema check's note: four questions of twenty went
+  unanswered so) and unasked-hop ("Which books are fiction?" walked on to a series, keeping
+  the one book in one). negation-contradicted reads a denial written the other way round
+  ("Which drug classes are not prescribed by any specialization?" matched `(d)-[:CAN_PRESCRIBE]
+  ->(dc)` and denied `(dc)<-[:CAN_PRESCRIBE]-(d)`), and value-property reads a whole name
+  held split between two properties of one node ("Which books did Mark Twain write?" wrote
+  `{name: "Mark Twain"}`; the graph holds a name 'Mark' and a surname 'Twain').
 
 A new rule: write it in the module of its phase (`validate_rules`, `execute_rules`,
 `answer_rules`; a first rule for the correct step starts `correct_rules` and its trigger) with the `rule` decorator (a docstring that
@@ -396,6 +410,7 @@ RULES: tuple[Rule, ...] = (
     v.absent_link_rule,
     v.negation_unwritten,
     v.value_denied_next_door_rule,
+    v.unasked_hop_rule,
     v.relationship_direction,
     v.reciprocal_relationship,
     v.relationship_word,
@@ -424,6 +439,7 @@ RULES: tuple[Rule, ...] = (
     v.sort_key_returned,
     v.numbers_as_text,
     v.dates_as_text,
+    v.sort_unasked,
     v.name_spelling,
     v.relationship_road,
     v.relationship_property_read,

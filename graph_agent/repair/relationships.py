@@ -632,7 +632,11 @@ def contradicted_negation(cypher: str, schema: GraphSchema) -> tuple[str, str] |
     ->(a2)` (a dev statement, on both attempts): every row needs the route and its absence, so
     nothing can come back. The matched hop goes and the negation keeps its shape with the far
     node anonymous (`NOT (a)-[:HAS_ROUTE]->(:Airport)`). Only when the far node's variable is
-    used by those two patterns alone and the hop ends its chain."""
+    used by those two patterns alone and the hop ends its chain. The negation may write the
+    hop the other way round: "Which drug classes are not prescribed by any specialization?"
+    written `MATCH (d:DoctorSpecialization)-[:CAN_PRESCRIBE]->(dc:DrugClass) WHERE NOT
+    (dc)<-[:CAN_PRESCRIBE]-(d)` (a trial on a graph of drugs and doctors) is read as the
+    matched hop is written."""
     if "NOT" not in cypher.upper():
         return None  # every statement is asked: no tokens read where no negation is written
     statement = Statement(cypher)
@@ -644,10 +648,11 @@ def contradicted_negation(cypher: str, schema: GraphSchema) -> tuple[str, str] |
         if opened is None or opened == 0 or not tokens[opened - 1].is_keyword("NOT"):
             continue
         for matched in hops:
-            if matched is denied or (matched.rel_type, matched.points_right) != (
-                denied.rel_type,
-                denied.points_right,
-            ):
+            if matched is denied or matched.rel_type != denied.rel_type:
+                continue
+            if _mirrors(matched, denied):
+                return contradicted_negation(_mirrored(statement, denied), schema)
+            if matched.points_right != denied.points_right:
                 continue
             if (matched.left_var, matched.right_var) != (denied.left_var, denied.right_var):
                 continue
@@ -655,6 +660,35 @@ def contradicted_negation(cypher: str, schema: GraphSchema) -> tuple[str, str] |
             if fixed is not None:
                 return fixed
     return None
+
+
+def _mirrors(matched: Hop, denied: Hop) -> bool:
+    """Whether `denied` is `matched` written the other way round: `(b)<-[:T]-(a)` of
+    `(a)-[:T]->(b)`, between two different variables."""
+    return (
+        matched.points_right != denied.points_right
+        and matched.left_var is not None
+        and matched.right_var is not None
+        and matched.left_var != matched.right_var
+        and (matched.left_var, matched.right_var) == (denied.right_var, denied.left_var)
+    )
+
+
+def _mirrored(statement: Statement, hop: Hop) -> str:
+    """The statement with `hop` written the other way round, its nodes swapped:
+    `(dc)<-[:T]-(d)` as `(d)-[:T]->(dc)`."""
+    tokens = statement.tokens
+    left_open = matching_open(tokens, hop.first - 1)
+    right_close = matching_close(tokens, hop.last + 1)
+    bracket = next(k for k in range(hop.first, hop.last) if tokens[k].is_punct("["))
+    shut = matching_close(tokens, bracket)
+    assert left_open is not None and right_close is not None and shut is not None
+    left = statement.source(left_open, hop.first)
+    right = statement.source(hop.last + 1, right_close + 1)
+    inside = statement.source(bracket, shut + 1)
+    arrow_ = f"<-{inside}-" if hop.points_right else f"-{inside}->"
+    cut = (tokens[left_open].position, tokens[right_close].end)
+    return statement.edited([(*cut, f"{right}{arrow_}{left}")])
 
 
 def _drop_far_node(

@@ -64,6 +64,7 @@ from graph_agent.repair.edits import (
     relationship_named,
     respelled_names,
     sorted_before_return,
+    unasked_hop,
     unwritten_negation,
     value_denied_next_door,
     walked_back_through_named,
@@ -104,6 +105,7 @@ from graph_agent.superlatives import (
     thing_of_measure_fix,
     top_rows_fix,
     unasked_limit_fix,
+    unknown_sort_fix,
 )
 from graph_agent.words import said
 from guardrails import content_words, name_words, referenced_names, stem, tokenize
@@ -468,6 +470,18 @@ def value_denied_next_door_rule(case: Case) -> Fix | None:
     return Fix(fixed[1], cypher=fixed[0]) if fixed else None
 
 
+@rule("unasked-hop", V, S, Kind.REWRITE)
+def unasked_hop_rule(case: Case) -> Fix | None:
+    """ "Which books are fiction?" written `MATCH (g:Genre {name: "fiction"})<-[:OF_TYPE]-(b:Book)
+    -[:IS_PART_OF]->(b2:BookSeries) RETURN b.title` (a trial on a graph of books nobody here
+    wrote, in four questions of twenty): the hop to a series keeps only the books in one. A
+    MATCH hop whose far node ends its chain, has a label and nothing else, and is read
+    nowhere, goes with that node where the question says no word of its label (beyond the
+    words it shares with the near node's) nor of the relationship's type."""
+    fixed = unasked_hop(case.cypher, case.question, case.ctx.schema)
+    return Fix(fixed[1], cypher=fixed[0]) if fixed else None
+
+
 @rule("label-word-as-value", V, S, Kind.REWRITE)
 def label_word_as_value_rule(case: Case) -> Fix | None:
     """ "Which venue hosts the most events?" written `MATCH (c:Category {name: "Events"})
@@ -518,6 +532,18 @@ def reciprocal_relationship(case: Case) -> Fix | None:
     if fixed := reciprocal_fix(case.cypher, case.ctx.schema):
         return Fix(fixed[1], cypher=fixed[0])
     return None
+
+
+@rule("sort-unasked", V, Trigger.SCHEMA_PROBLEM, Kind.REWRITE)
+def sort_unasked(case: Case) -> Fix | None:
+    """ "Which books take place in London?" written `… RETURN b.title ORDER BY b2.year DESC`
+    (a trial on a graph of books: four questions of twenty sorted on a year no book or series
+    holds, and sent the statement back unchanged after the schema check's note, so the
+    question went unanswered): a sort nobody asked for, on a property the node's label
+    lacks. For a question that asks for no order and does not say the property, those sort
+    keys go (the whole ORDER BY when none is left)."""
+    fixed = unknown_sort_fix(case.cypher, case.question, case.ctx.schema)
+    return Fix(fixed[1], cypher=fixed[0]) if fixed else None
 
 
 @rule("name-spelling", V, Trigger.SCHEMA_PROBLEM, Kind.REWRITE)
