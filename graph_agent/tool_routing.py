@@ -386,7 +386,7 @@ def _request(
         if name is None:
             return None
         stored = stored_name(name, hints, view, vocabulary)
-        if shape.stored_name and stored != "identifying":
+        if shape.stored_name and (stored != "identifying" or _described(name)):
             return None
         if stored != "identifying" and (
             vocabulary.holds_only_its_words(name)
@@ -416,6 +416,13 @@ def clean_name(raw: str) -> str | None:
     if folded[0] in _NOT_A_NAME or any(w in _PRONOUNS for w in folded):
         return None
     return text
+
+
+def _described(name: str) -> bool:
+    """`author of Harry Potter and the Philosophers Stone`: something of a named thing, said by
+    a word in lower case before "of" (a name such as "Bank of America" starts with a capital),
+    however much of the phrase the name fills."""
+    return name[:1].islower() and re.match(r"\S+\s+of\s+\S", name) is not None
 
 
 def _possessive(name: str) -> bool:

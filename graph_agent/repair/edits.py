@@ -1824,9 +1824,12 @@ def _misfits(cypher: str, schema: GraphSchema) -> bool:
 
 
 _NONE_OF = re.compile(
-    r"\b(?:no|without(?:\s+any)?|not\s+\w+\s+any)\s+([A-Za-z][\w-]*(?:\s+[A-Za-z][\w-]*){0,2})",
+    r"\b(?:no|without(?:\s+any)?|(?:not|never)\s+(?:\w+\s+){1,3}(?:any|an?))"
+    r"\s+([A-Za-z][\w-]*(?:\s+[A-Za-z][\w-]*){0,2})",
     re.IGNORECASE,
 )
+"""Says the asked nodes have none of a thing: "no speaker", "without any", "not supplied by
+any distribution center", "were not made into a movie", "has never won an award"."""
 
 
 def absent_link(cypher: str, question: str, schema: GraphSchema) -> tuple[str, str] | None:
@@ -1842,7 +1845,8 @@ def absent_link(cypher: str, question: str, schema: GraphSchema) -> tuple[str, s
     with no filter or only the other end or a property of it being null (`WHERE s IS NULL`, "Which
     events have no speaker?" on a conference-schedule trial), it becomes `MATCH
     (d:DistributionCenter) WHERE NOT (d)-[:SUPPLY_TO]->(:DestinationCenter) RETURN d.<what it
-    is called by>`."""
+    is called by>`. So too for "Which books were not made into a movie?", written as the hop
+    alone (a trial on a graph of books: the two that were)."""
     said_none = _NONE_OF.search(question)
     asked = asked_label(question, schema)
     if said_none is None or asked is None:

@@ -363,7 +363,12 @@ the rules removed there, and why, are listed on that page too), with these still
   ("Which drug classes are not prescribed by any specialization?" matched `(d)-[:CAN_PRESCRIBE]
   ->(dc)` and denied `(dc)<-[:CAN_PRESCRIBE]-(d)`), and value-property reads a whole name
   held split between two properties of one node ("Which books did Mark Twain write?" wrote
-  `{name: "Mark Twain"}`; the graph holds a name 'Mark' and a surname 'Twain').
+  `{name: "Mark Twain"}`; the graph holds a name 'Mark' and a surname 'Twain'), and
+  absent-link takes "not <verb> into a <label>" ("Which books were not made into a movie?"
+  named the two that were). Beside them, not a rule: the statement rules run once more after a
+  schema rewrite that changed the road, but for the four that choose a road by the question's
+  words (nodes/validation.ROAD_CHOOSING_RULES: the denial above, written with an invented
+  `MAY_PRESCRIBE`, was seen only once relationship-road had put the type right).
 
 A new rule: write it in the module of its phase (`validate_rules`, `execute_rules`,
 `answer_rules`; a first rule for the correct step starts `correct_rules` and its trigger) with the `rule` decorator (a docstring that

@@ -8,7 +8,7 @@ a rule whose `once` group already fired is not asked again. Rules the configurat
 from __future__ import annotations
 
 import logging
-from collections.abc import Awaitable, Callable, Iterator
+from collections.abc import Awaitable, Callable, Collection, Iterator
 from dataclasses import replace
 
 from graph_agent.repair.registry import RULES
@@ -53,16 +53,20 @@ class Runner:
         *,
         verify: Verify | None = None,
         needed: Callable[[str], bool] | None = None,
+        skip: Collection[str] = (),
         **case: object,
     ) -> str:
         """`cypher` after every rewrite of `trigger` that fired and passed the re-checks.
 
         Each rewritten statement must pass the channel's policy again (its canonical text is
         kept) and `verify` when given; `needed` stops the chain once the statement no longer
-        needs a rewrite (the schema check passes, say)."""
+        needs a rewrite (the schema check passes, say); the rules named in `skip` are not
+        asked."""
         for r in self._rules(trigger, Kind.REWRITE):
             if needed is not None and not needed(cypher):
                 break
+            if r.name in skip:
+                continue
             fix = await r.apply(replace(self.case, cypher=cypher, **case))  # type: ignore[arg-type]
             if fix is None or fix.cypher is None or fix.cypher.strip() == cypher.strip():
                 continue

@@ -262,6 +262,17 @@ def test_a_disabled_rule_is_never_asked() -> None:
     assert asyncio.run(runner.rewrite(Trigger.SCHEMA_PROBLEM, cypher)) == cypher
 
 
+def test_a_skipped_rule_is_not_asked_and_the_others_are() -> None:
+    runner = _runner()
+    cypher = "MATCH (b:Book) WHERE b.country = 'UK' RETURN b.title"
+    skipped = asyncio.run(
+        runner.rewrite(Trigger.SCHEMA_PROBLEM, cypher, skip={"property-through-neighbour"})
+    )
+    assert skipped == cypher and runner.fired == []
+    asked = asyncio.run(runner.rewrite(Trigger.SCHEMA_PROBLEM, cypher, skip={"name-spelling"}))
+    assert ":PUBLISHED_BY]->" in asked
+
+
 def test_once_per_question_is_read_from_the_trace() -> None:
     case = {
         "question": "How many books did Ada Lovelace write?",
