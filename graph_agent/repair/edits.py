@@ -493,6 +493,50 @@ def named_node_returned(cypher: str, question: str, schema: GraphSchema) -> tupl
     return text, f"returned {new}, the {label} left open, not {var}, the named one"
 
 
+def asked_label_returned(cypher: str, question: str, schema: GraphSchema) -> tuple[str, str] | None:
+    """The statement returning the node of the asked label that it matched, where it returned
+    a neighbour of another label instead, and what changed; None unless that is plain.
+
+    "Which drug classes can treat asthma?" written `MATCH (p:Pathology {name: "Asthma"})
+    <-[:CURES]-(d:DrugClass)<-[:BELONGS_TO_CLASS]-(d2:Drug) RETURN DISTINCT d2.name` (a trial
+    on a graph of drugs and doctors): the 13 drugs of the classes, not the classes. For a
+    "which/what <label>" question whose RETURN reads one node only, of a label the question
+    does not name, where the statement matches exactly one node of the asked label and leaves
+    it open: that node is returned by what it is called by, DISTINCT, and the hop to the other
+    goes where it ends its chain and nothing else reads it."""
+    asked = _WHICH_LABEL.search(question)
+    said = label_said(asked.group(1).split(), schema) if asked else None
+    plain = _plain_return(cypher)
+    if said is None or plain is None:
+        return None
+    statement, at, names = plain
+    tokens = statement.tokens
+    read = {
+        t.name
+        for k, t in enumerate(tokens[at:], start=at)
+        if t.is_name and t.name in names.variables and not tokens[k - 1].is_punct(".")
+    }
+    label = said.label.name
+    if len(read) != 1:
+        return None
+    (var,) = read
+    other = names.variables[var]
+    if other == label or other in labels_named(question, schema):
+        return None
+    named = named_variables(cypher)
+    mine = [v for v, lb in names.variables.items() if lb == label]
+    props = name_properties(said.label)
+    if len(mine) != 1 or mine[0] in named or not props:
+        return None
+    node = mine[0]
+    shown = ", ".join(f"{node}.{quote_name_if_needed(p)} AS {p}" for p in props)
+    limit = statement.last("LIMIT")
+    tail = f" {statement.source(limit, statement.clause_end(limit))}" if limit is not None else ""
+    fixed = f"{cypher[: tokens[at].position]}RETURN DISTINCT {shown} ORDER BY {props[0]}{tail}"
+    fixed = _without_end_node(fixed, var) or fixed
+    return fixed, f"returned {node}, the {label} asked for, not {var}, a {other}"
+
+
 _CO_LINK = r"\b(?:with|as|besides|beside|alongside)\s+(?:the\s+)?{}(?!\w)"
 _OTHERS = re.compile(r"\b(?:who|whom|what|which)\s+else\b|\bother\b", re.IGNORECASE)
 _SHARING = re.compile(r"\b(?:else|others?|same|also|too|besides|shared?)\b", re.IGNORECASE)

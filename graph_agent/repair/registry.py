@@ -24,7 +24,8 @@
 |          |                 |         | lone-node-counted, fewest-with-none,               |
 |          |                 |         | count-unasked,                                     |
 |          |                 |         | stored-count, grouping-key-unused,                 |
-|          |                 |         | named-node-returned, named-node-linked,            |
+|          |                 |         | named-node-returned, asked-label-returned,         |
+|          |                 |         | named-node-linked,                                 |
 |          |                 |         | which-names-the-thing,                             |
 |          |                 |         | name-parts, superlative-sort-direction,            |
 |          |                 |         | superlative-one-row, superlative-top-rows,         |
@@ -352,23 +353,25 @@ the rules removed there, and why, are listed on that page too), with these still
   holds it on (the look-alike WORKED_AS told apart by the words as written), and
   asked-but-missing takes "endorsement" for ENDORSES's word (it had declined "What is the
   average endorsement level …?": guardrails' vocabulary knows a noun made of a verb it names).
-- the thirty-second session's, from two trials on graphgists nobody here wrote (uc-search/books:
-  books in genres and series, set and published in places and times, written by people called
-  by a name and a surname; medical/DoctorFinder: doctors' specialisations prescribe drug
-  classes, which cure a pathology at ages stored on CURES): sort-unasked ("Which books take
-  place in London?" sorted on `b2.year`, a year no series holds, and the model sent the
-  statement back unchanged after the schema check's note: four questions of twenty went
-  unanswered so) and unasked-hop ("Which books are fiction?" walked on to a series, keeping
-  the one book in one). negation-contradicted reads a denial written the other way round
-  ("Which drug classes are not prescribed by any specialization?" matched `(d)-[:CAN_PRESCRIBE]
-  ->(dc)` and denied `(dc)<-[:CAN_PRESCRIBE]-(d)`), and value-property reads a whole name
-  held split between two properties of one node ("Which books did Mark Twain write?" wrote
-  `{name: "Mark Twain"}`; the graph holds a name 'Mark' and a surname 'Twain'), and
-  absent-link takes "not <verb> into a <label>" ("Which books were not made into a movie?"
-  named the two that were). Beside them, not a rule: the statement rules run once more after a
-  schema rewrite that changed the road, but for the four that choose a road by the question's
-  words (nodes/validation.ROAD_CHOOSING_RULES: the denial above, written with an invented
-  `MAY_PRESCRIBE`, was seen only once relationship-road had put the type right).
+- the thirty-second session's, from two trials on graphgists nobody here wrote
+  (uc-search/books: books in genres and series, set and published in places and times, written
+  by people called by a name and a surname; medical/DoctorFinder: doctors' specialisations
+  prescribe drug classes, which cure a pathology at ages stored on CURES): sort-unasked
+  ("Which books take place in London?" sorted on `b2.year`, a year no series holds, and the
+  model sent the statement back unchanged after the schema check's note: four questions of
+  twenty went unanswered so) and unasked-hop ("Which books are fiction?" walked on to a
+  series, keeping the one book in one). negation-contradicted reads a denial written the other
+  way round ("Which drug classes are not prescribed by any specialization?" matched
+  `(d)-[:CAN_PRESCRIBE]->(dc)` and denied `(dc)<-[:CAN_PRESCRIBE]-(d)`), and value-property
+  reads a whole name held split between two properties of one node ("Which books did Mark
+  Twain write?" wrote `{name: "Mark Twain"}`; the graph holds a name 'Mark' and a surname
+  'Twain'); absent-link takes "not <verb> into a <label>" ("Which books were not made into
+  a movie?" named the two that were); and asked-label-returned ("Which drug classes can treat
+  asthma?" returned the 13 drugs of the classes). Beside them, not a rule: the statement rules
+  run once more after a schema rewrite that changed the road, but for the four that choose a
+  road by the question's words (nodes/validation.ROAD_CHOOSING_RULES: the denial above,
+  written with an invented `MAY_PRESCRIBE`, was seen only once relationship-road had put the
+  type right).
 
 A new rule: write it in the module of its phase (`validate_rules`, `execute_rules`,
 `answer_rules`; a first rule for the correct step starts `correct_rules` and its trigger) with the `rule` decorator (a docstring that
@@ -434,6 +437,7 @@ RULES: tuple[Rule, ...] = (
     v.stored_count_rule,
     v.grouping_key_unused_rule,
     v.named_node_returned_rule,
+    v.asked_label_returned_rule,
     v.named_node_linked_rule,
     v.which_names_the_thing,
     v.name_parts,

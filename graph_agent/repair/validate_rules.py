@@ -46,6 +46,7 @@ from graph_agent.repair.counts import (
 from graph_agent.repair.edits import (
     absent_link,
     aggregate_by_alias,
+    asked_label_returned,
     bind_unbound_variable,
     co_linked_node,
     counted_by_property,
@@ -1049,6 +1050,18 @@ def named_node_returned_rule(case: Case) -> Fix | None:
     fixed = named_node_returned(case.cypher, case.question, case.ctx.schema) or co_linked_node(
         case.cypher, case.question, case.ctx.schema
     )
+    return Fix(fixed[1], cypher=fixed[0]) if fixed else None
+
+
+@rule("asked-label-returned", V, S, Kind.REWRITE)
+def asked_label_returned_rule(case: Case) -> Fix | None:
+    """ "Which drug classes can treat asthma?" written `… <-[:CURES]-(d:DrugClass)
+    <-[:BELONGS_TO_CLASS]-(d2:Drug) RETURN DISTINCT d2.name` (a trial on a graph of drugs
+    nobody here wrote): the 13 drugs, not the three classes. Where a "which <label>" question's
+    RETURN reads only a node of a label the question does not name, and the statement matches
+    one node of the asked label, unfiltered, that node is returned DISTINCT by what it is
+    called by, and the hop to the other goes where it ends its chain."""
+    fixed = asked_label_returned(case.cypher, case.question, case.ctx.schema)
     return Fix(fixed[1], cypher=fixed[0]) if fixed else None
 
 

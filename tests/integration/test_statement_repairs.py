@@ -1906,8 +1906,8 @@ def test_a_topic_word_a_glued_name_holds_is_asked(scratch_db: GraphDB) -> None:
 # The books and drugs trials' shapes (graphgists uc-search/books and medical/DoctorFinder, as
 # their setup writes them): books in genres, some in a series, set in places, written by people
 # called by a name and a surname, two made into films, no year on a book (a Time node holds
-# it); specialisations
-# that may prescribe drug classes, one class prescribed by none.
+# it); specialisations that may prescribe drug classes, one class prescribed by none, two
+# curing asthma at ages held on CURES, drugs in classes.
 _SHELVES = (
     "CREATE (hp:Book {title: 'Harry Potter'}), (thief:Book {title: 'The Book Thief'}), "
     "(tom:Book {title: 'Tom Sawyer'}), (hp)-[:IS_PART_OF]->(:BookSeries {title: 'Harry Potter'}), "
@@ -1921,10 +1921,16 @@ _SHELVES = (
     "(thief)-[:WRITTEN_BY]->(:Person {name: 'Markus', surname: 'Zusak'}), "
     "(hp)-[:MADE_INTO]->(:Movie {title: 'Harry Potter'}), "
     "(thief)-[:MADE_INTO]->(:Movie {title: 'The Book Thief'}), "
-    "(:DoctorSpecialization {name: 'Physician'})-[:CAN_PRESCRIBE]->"
-    "(:DrugClass {name: 'Corticosteroids'}), "
-    "(:DoctorSpecialization {name: 'Angiologist'})-[:CAN_PRESCRIBE]->"
-    "(:DrugClass {name: 'Bronchodilators'}), (:DrugClass {name: 'Xanthine'})"
+    "(cort:DrugClass {name: 'Corticosteroids'}), (bron:DrugClass {name: 'Bronchodilators'}), "
+    "(:DrugClass {name: 'Xanthine'}), "
+    "(:DoctorSpecialization {name: 'Physician'})-[:CAN_PRESCRIBE]->(cort), "
+    "(:DoctorSpecialization {name: 'Angiologist'})-[:CAN_PRESCRIBE]->(bron), "
+    "(asthma:Pathology {name: 'Asthma'}), "
+    "(cort)-[:CURES {age_min: 5, age_max: 18}]->(asthma), "
+    "(bron)-[:CURES {age_min: 18, age_max: 60}]->(asthma), "
+    "(:Drug {name: 'Budesonide'})-[:BELONGS_TO_CLASS]->(cort), "
+    "(:Drug {name: 'Salbutamol'})-[:BELONGS_TO_CLASS]->(bron), "
+    "(:Drug {name: 'Formoterol'})-[:BELONGS_TO_CLASS]->(bron)"
 )
 
 
@@ -1966,6 +1972,13 @@ _SHELVES = (
             "negation-contradicted",
         ),
         (
+            "Which drug classes can treat asthma?",
+            "MATCH (p:Pathology {name: 'Asthma'})<-[:CURES]-(d:DrugClass)<-[:BELONGS_TO_CLASS]-"
+            "(d2:Drug) RETURN DISTINCT d2.name AS name",
+            [("Bronchodilators",), ("Corticosteroids",)],  # not the drugs of the classes
+            "asked-label-returned",
+        ),
+        (
             "Which books were not made into a movie?",
             "MATCH (b:Book)-[:MADE_INTO]->(m:Movie) RETURN b.title AS title",
             [("Tom Sawyer",)],  # the two that were made into one came back
@@ -1978,6 +1991,7 @@ _SHELVES = (
         "a whole name over a name and a surname",
         "a denial written the other way round",
         "a denial of an invented type",
+        "the classes asked, not their drugs",
         "not made into a movie",
     ],
 )
