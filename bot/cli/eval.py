@@ -205,8 +205,8 @@ def _summary_tables(summary: dict[str, Any]) -> list[Table]:
         "strict: same rows as the gold query; relaxed: every gold value present; "
         "answerable: strict / relaxed on questions with gold rows; refusals: out-of-scope "
         "questions declined; ungrounded: answers that named a number or name the rows do not "
-        "hold (replaced by the rows); unconfirmed: answers giving rows the evaluate step doubted "
-        "on every attempt (with a caveat); answer names: share of gold values named in the answer text; "
+        "hold (replaced by the rows); unconfirmed: answers giving rows (or none) the evaluate "
+        "step doubted on every attempt (with a caveat); answer names: share of gold values named in the answer text; "
         "LLM calls and tokens are means per question; cached in: share of prompt tokens the "
         "server read from its prompt cache, from the second question on."
     )

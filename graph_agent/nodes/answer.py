@@ -109,9 +109,13 @@ async def evaluate(state: AgentState, runtime: Runtime[Context]) -> Update:
     if not verdict.answers_question:
         feedback = verdict.feedback.strip() or "The rows do not answer the question."
         update: Update = {"llm_calls": calls} | attempt_failed(cypher, feedback, Stage.EVALUATE)
-        if rows and not state.get("unconfirmed_rows"):
+        kept = state.get("unconfirmed_rows")
+        if kept is None or (rows and not kept.rows):
             # Kept in case no later attempt does better: a small evaluator often doubts right
-            # rows, and the rows with a caveat beat "I couldn't answer".
+            # rows, and the rows with a caveat beat "I couldn't answer". An empty result is
+            # kept too, until an attempt finds rows: "nothing found" with a caveat beats "I
+            # couldn't write a query" for a statement that ran (a playground trial: "which of
+            # those does Oregon offer?" had none, and the evaluator turned the empty rows down).
             update["unconfirmed_rows"] = UnconfirmedRows(cypher, columns, rows, truncated)
         return update
     answer, ungrounded, rules = await _grounded(ctx, state, verdict.answer.strip())

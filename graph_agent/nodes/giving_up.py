@@ -25,7 +25,22 @@ def _tried_to_write(state: AgentState) -> bool:
 
 def _unconfirmed(kept: UnconfirmedRows) -> Update:
     """Every attempt was doubted or failed, but one query did return rows: give those, saying
-    they are unconfirmed (never the model's doubts, which may be wrong or made up)."""
+    they are unconfirmed (never the model's doubts, which may be wrong or made up). Where the
+    queries that ran found nothing, say that, as unconfirmed."""
+    if not kept.rows:
+        logger.info("no attempt was confirmed; the query that ran found nothing")
+        return {
+            "outcome": "no_data",
+            "unconfirmed": True,
+            "error_kind": None,
+            "cypher": kept.cypher,
+            "columns": kept.columns,
+            "rows": [],
+            "truncated": False,
+            "answer": "My query found nothing in the graph for this, but I couldn't confirm "
+            "that it asks exactly what you mean (check its query). If you expected something, "
+            "name the thing as it is written in the graph.",
+        }
     logger.info("no attempt was confirmed; answering with the first rows, marked unconfirmed")
     rows = plain_answer(kept.columns, kept.rows, truncated=kept.truncated)
     return {

@@ -537,6 +537,36 @@ def test_empty_rows_get_evaluator_feedback_then_correction(
     assert result.self_healed and len(store.examples) == 1
 
 
+def test_an_empty_result_doubted_on_every_attempt_is_said_as_nothing_found(
+    spy: SpyDB, store: InMemoryExampleStore
+) -> None:
+    nobody = POSTGRES_TEAMS.replace("RETURN", "WHERE t.name = 'Nobody' RETURN")
+    doubt = evaluation_reply(False, feedback="No rows: that cannot be right.")
+    model = ScriptedChatModel(
+        replies=[guard_reply(), cypher_reply(nobody), doubt, cypher_reply(nobody), doubt]
+    )
+    result = make_agent(spy, model, store, max_attempts=2).run("Which teams use Postgres?")
+    assert result.outcome == "no_data" and result.unconfirmed
+    assert result.error_kind is None and result.rows == []
+    assert result.cypher is not None and "'Nobody'" in result.cypher  # the query that ran
+    assert result.answer.startswith("My query found nothing")
+    assert "cannot be right" not in result.answer  # the model's doubt is not shown
+    assert [a.stage for a in result.attempts] == ["evaluate", "evaluate"]
+
+
+def test_rows_found_after_a_doubted_empty_result_are_the_ones_given(
+    spy: SpyDB, store: InMemoryExampleStore
+) -> None:
+    nobody = POSTGRES_TEAMS.replace("RETURN", "WHERE t.name = 'Nobody' RETURN")
+    doubt = evaluation_reply(False, feedback="Not these.")
+    model = ScriptedChatModel(
+        replies=[guard_reply(), cypher_reply(nobody), doubt, cypher_reply(POSTGRES_TEAMS), doubt]
+    )
+    result = make_agent(spy, model, store, max_attempts=2).run("Which teams use Postgres?")
+    assert result.outcome == "answered" and result.unconfirmed and result.rows
+    assert result.cypher is not None and result.cypher.startswith(POSTGRES_TEAMS)
+
+
 def test_write_statement_is_refused_before_the_engine(
     spy: SpyDB, store: InMemoryExampleStore
 ) -> None:
