@@ -173,13 +173,15 @@ async def value_property(case: Case) -> Fix | None:
     and the literal's words are held split between the property and one other on one node,
     it is read as both: `{name: 'Mark Twain'}` as `{name: 'Mark', surname: 'Twain'}` ("Which
     books did Mark Twain write?", a trial on a graph of books that calls people by a name and
-    a surname; the model wrote the whole name as the name on both attempts). Literals moved
+    a surname; the model wrote the whole name as the name on both attempts); that name held,
+    the statement stands so even where it still finds nothing (the answer is then that nothing
+    matches, not a stored value close to the name). Literals moved
     stay moved while the next is looked at (two cities written as airport names: the read
     finds rows only once both are moved). Not in a restricted channel (the reads would bypass
     its row redaction)."""
     if case.ctx.policy is not None:
         return None
-    current, done = case.cypher, []
+    current, done, named_whole = case.cypher, [], False
     for label, prop, value in literal_filters(case.cypher)[:MAX_LITERAL_CHECKS]:
         info = case.ctx.schema.label(label)
         if info is None or not value.strip() or await _holds(case.probe, label, prop, value):
@@ -199,6 +201,7 @@ async def value_property(case: Case) -> Fix | None:
             )
             moved = " and ".join(f"{label}.{k} {literal(v)}" for k, v in parts)
             moved += ", the two properties that hold it between them"
+            named_whole = fixed is not None
         else:
             fixed = None
         if fixed is None:
@@ -209,6 +212,11 @@ async def value_property(case: Case) -> Fix | None:
         done.append(f"{label}.{prop} {literal(value)} → {moved}")
         if (kept := await _read_again(case, current)) is not None:
             return Fix("; ".join(done), cypher=current, update=kept)
+    if named_whole:
+        # A node holds the whole name: the statement now names it as stored, and its empty
+        # result is the answer. Read as a spelling, the name had been "chosen" as another
+        # person's first name (a playground follow-up: 'Mark Twain' as 'Markus').
+        return Fix("; ".join(done), cypher=current, update={"rows": [], "truncated": False})
     return None
 
 

@@ -31,7 +31,8 @@
 |          |                 |         | superlative-one-row, superlative-top-rows,         |
 |          |                 |         | limit-unasked, sort-key-returned,                  |
 |          |                 |         | numbers-as-text, dates-as-text                     |
-| validate | schema_problem  | rewrite | sort-unasked, name-spelling, relationship-road,    |
+| validate | schema_problem  | rewrite | sort-unasked, name-spelling, hop-on-its-node,      |
+|          |                 |         | relationship-road,                                 |
 |          |                 |         | relationship-property, end-node-property,          |
 |          |                 |         | name-property, property-through-neighbour,         |
 |          |                 |         | label-as-property, property-for-label,             |
@@ -371,7 +372,11 @@ the rules removed there, and why, are listed on that page too), with these still
   run once more after a schema rewrite that changed the road, but for the four that choose a
   road by the question's words (nodes/validation.ROAD_CHOOSING_RULES: the denial above,
   written with an invented `MAY_PRESCRIBE`, was seen only once relationship-road had put the
-  type right).
+  type right). From the playground on the books graph: hop-on-its-node ("Which books were
+  written by Mark Twain and made into a movie?" chained MADE_INTO from the person, refused
+  twice), and value-property keeps a whole name it finds held over two properties even where
+  the statement still finds nothing ('Mark Twain' had then been "chosen" as 'Markus', another
+  author, whose book was made into a film).
 
 A new rule: write it in the module of its phase (`validate_rules`, `execute_rules`,
 `answer_rules`; a first rule for the correct step starts `correct_rules` and its trigger) with the `rule` decorator (a docstring that
@@ -450,6 +455,7 @@ RULES: tuple[Rule, ...] = (
     v.dates_as_text,
     v.sort_unasked,
     v.name_spelling,
+    v.hop_on_its_node_rule,
     v.relationship_road,
     v.relationship_property_read,
     v.end_node_property_read,

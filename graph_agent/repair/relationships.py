@@ -816,3 +816,50 @@ def _dropped_for_property(
     if text is None or check_schema(text, schema).problems:
         return None
     return text, f"no relationship links {far_label} to {near_label}: {far_label} read as {read}"
+
+
+def _linked(schema: GraphSchema, start: str, rel_type: str, end: str) -> bool:
+    """Whether the schema has `(start)-[:rel_type]->(end)`."""
+    return any(
+        r.type == rel_type and r.start == start and r.end == end for r in schema.relationships
+    )
+
+
+def hop_on_its_node(cypher: str, schema: GraphSchema) -> tuple[str, str] | None:
+    """The statement with a hop chained from the wrong node written from the node that has
+    it, and what moved; None otherwise.
+
+    "Which books were written by Mark Twain and made into a movie?" written `MATCH
+    (b:Book)-[:WRITTEN_BY]->(p:Person {…})-[:MADE_INTO]->(m:Movie)` (a playground follow-up
+    on a graph of books): a person is made into nothing, the book is. Where a chain `(a:A)
+    -[:R1]-(b:B)-[:R2]-(c:C)` ends at c, the schema has no R2 between B and C that way and
+    has it between A and C, the last hop goes from a: `(a)-[:R1]-(b:B), (a)-[:R2]-(c:C)`."""
+    statement = Statement(cypher)
+    tokens = statement.tokens
+    names = referenced_names(cypher)
+    hops = list(written_hops(tokens, names))
+    for first, second in itertools.pairwise(hops):
+        if first.left_var is None or first.right_var is None:
+            continue
+        b_close = matching_close(tokens, first.last + 1)
+        c_close = matching_close(tokens, second.last + 1)
+        if b_close is None or c_close is None or b_close + 1 != second.first:
+            continue
+        if c_close + 1 < len(tokens) and tokens[c_close + 1].is_punct("-", "<"):
+            continue  # the chain goes on from c
+        a, b, c = first.left, first.right, second.right
+        if a is None or b is None or c is None:
+            continue
+
+        def has(near: str, hop: Hop = second, far: str = c) -> bool:
+            ends = (near, far) if hop.points_right else (far, near)
+            return _linked(schema, ends[0], hop.rel_type, ends[1])
+
+        if has(b) or not has(a):
+            continue
+        moved = statement.source(second.first, c_close + 1)
+        fixed = statement.edited(
+            [(tokens[second.first].position, tokens[c_close].end, f", ({first.left_var}){moved}")]
+        )
+        return fixed, f"{second.rel_type} goes from {first.left_var}, a {a}, not from a {b}"
+    return None

@@ -77,6 +77,7 @@ from graph_agent.repair.relationships import (
     both_chained_fix,
     contradicted_negation,
     end_node_property,
+    hop_on_its_node,
     label_kept_as_property,
     reciprocal_fix,
     relationship_by_word,
@@ -599,6 +600,17 @@ def walked_back_named(case: Case) -> Fix | None:
     if fixed := walked_back_through_named(case.cypher, case.question):
         return Fix(fixed[1], cypher=fixed[0])
     return None
+
+
+@rule("hop-on-its-node", V, Trigger.SCHEMA_PROBLEM, Kind.REWRITE)
+def hop_on_its_node_rule(case: Case) -> Fix | None:
+    """ "Which books were written by Mark Twain and made into a movie?" written `(b:Book)
+    -[:WRITTEN_BY]->(p:Person {…})-[:MADE_INTO]->(m:Movie)` (a playground follow-up on a graph
+    of books nobody here wrote, both attempts): a chain's last hop, which the schema has from
+    the chain's first node and not from the node before it, goes from the first node:
+    `(b)-[:WRITTEN_BY]->(p:Person {…}), (b)-[:MADE_INTO]->(m:Movie)`."""
+    fixed = hop_on_its_node(case.cypher, case.ctx.schema)
+    return Fix(fixed[1], cypher=fixed[0]) if fixed else None
 
 
 @rule("relationship-road", V, Trigger.SCHEMA_PROBLEM, Kind.REWRITE)

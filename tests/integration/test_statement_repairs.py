@@ -1979,6 +1979,13 @@ _SHELVES = (
             "asked-label-returned",
         ),
         (
+            "Which books were written by J. K. Rowling and made into a movie?",
+            "MATCH (b:Book)-[:WRITTEN_BY]->(p:Person {name: 'J. K.', surname: 'Rowling'})"
+            "-[:MADE_INTO]->(m:Movie) RETURN b.title AS title",
+            [("Harry Potter",)],  # the film's hop chained from the person: refused twice
+            "hop-on-its-node",
+        ),
+        (
             "Which books were not made into a movie?",
             "MATCH (b:Book)-[:MADE_INTO]->(m:Movie) RETURN b.title AS title",
             [("Tom Sawyer",)],  # the two that were made into one came back
@@ -1992,6 +1999,7 @@ _SHELVES = (
         "a denial written the other way round",
         "a denial of an invented type",
         "the classes asked, not their drugs",
+        "a hop chained from the wrong node",
         "not made into a movie",
     ],
 )
@@ -1999,3 +2007,20 @@ def test_the_books_and_drugs_trials_questions_are_repaired(
     scratch_db: GraphDB, question: str, written: str, rows: list[tuple[object, ...]], rule: str
 ) -> None:
     _repaired_on(scratch_db, _SHELVES, question, written, rows, rule)
+
+
+def test_a_whole_name_held_over_two_properties_is_named_so_though_nothing_matches(
+    scratch_db: GraphDB,
+) -> None:
+    # A playground follow-up on the books trial: 'Mark Twain' found nothing, and a close
+    # stored value was then chosen for it ('Markus', another author), which found rows.
+    scratch_db.run_write(_SHELVES)
+    result = _ask(
+        scratch_db,
+        "Which books were written by Mark Twain and made into a movie?",
+        "MATCH (b:Book)-[:WRITTEN_BY]->(p:Person {name: 'Mark Twain'}), "
+        "(b)-[:MADE_INTO]->(m:Movie) RETURN b.title AS title",
+    )
+    assert result.outcome == "no_data" and result.rows == []
+    assert result.cypher is not None and "{name: 'Mark', surname: 'Twain'}" in result.cypher
+    assert [f.rule for f in result.rules_fired if f.phase is Phase.EXECUTE] == ["value-property"]
