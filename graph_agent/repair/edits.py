@@ -44,6 +44,7 @@ from graph_agent.words import (
     ASKS_WHO,
     EACH_WORDS,
     LINKING,
+    Said,
     label_said,
     plural,
     value_said_as_label,
@@ -455,19 +456,16 @@ def _plain_return(cypher: str) -> tuple[Statement, int, ReferencedNames] | None:
     return statement, returned[0], referenced_names(cypher)
 
 
-def named_node_returned(cypher: str, question: str, schema: GraphSchema) -> tuple[str, str] | None:
-    """The statement returning the node of the asked label that it leaves open instead of the
-    one it names, and what changed; None unless that is unambiguous. "Through which airports
-    can I get from Inverness to Athens with exactly one change?" written `MATCH (a:Airport
-    {city: 'Inverness'})-[:HAS_ROUTE]->(a2:Airport)-[:HAS_ROUTE]->(a3:Airport {city: 'Athens'})
-    RETURN DISTINCT a3.descr` (a dev statement) answers "Athens": the user named that airport.
-    Only for a "which/what <label>" question whose RETURN reads one node only, that node
-    filtered on a literal, and exactly one node of the same label left open; no aggregate."""
+def _which_label_read(
+    cypher: str, question: str, schema: GraphSchema
+) -> tuple[Said, Statement, int, ReferencedNames, set[str]] | None:
+    """For a "which/what <label>" question and a statement with a plain final RETURN: the label
+    said, the statement, its RETURN's keyword index, its names and the node variables read from
+    the RETURN on; None otherwise."""
     asked = _WHICH_LABEL.search(question)
     said = label_said(asked.group(1).split(), schema) if asked else None
-    label = said.label.name if said else None
     plain = _plain_return(cypher)
-    if label is None or plain is None:
+    if said is None or plain is None:
         return None
     statement, at, names = plain
     tokens = statement.tokens
@@ -476,6 +474,22 @@ def named_node_returned(cypher: str, question: str, schema: GraphSchema) -> tupl
         for k, t in enumerate(tokens[at:], start=at)
         if t.is_name and t.name in names.variables and not tokens[k - 1].is_punct(".")
     }
+    return said, statement, at, names, read
+
+
+def named_node_returned(cypher: str, question: str, schema: GraphSchema) -> tuple[str, str] | None:
+    """The statement returning the node of the asked label that it leaves open instead of the
+    one it names, and what changed; None unless that is unambiguous. "Through which airports
+    can I get from Inverness to Athens with exactly one change?" written `MATCH (a:Airport
+    {city: 'Inverness'})-[:HAS_ROUTE]->(a2:Airport)-[:HAS_ROUTE]->(a3:Airport {city: 'Athens'})
+    RETURN DISTINCT a3.descr` (a dev statement) answers "Athens": the user named that airport.
+    Only for a "which/what <label>" question whose RETURN reads one node only, that node
+    filtered on a literal, and exactly one node of the same label left open; no aggregate."""
+    found = _which_label_read(cypher, question, schema)
+    if found is None:
+        return None
+    said, statement, at, names, read = found
+    label, tokens = said.label.name, statement.tokens
     named = named_variables(cypher)
     open_nodes = [v for v, lb in names.variables.items() if lb == label and v not in named]
     if len(read) != 1 or len(open_nodes) != 1:
@@ -504,19 +518,11 @@ def asked_label_returned(cypher: str, question: str, schema: GraphSchema) -> tup
     does not name, where the statement matches exactly one node of the asked label and leaves
     it open: that node is returned by what it is called by, DISTINCT, and the hop to the other
     goes where it ends its chain and nothing else reads it."""
-    asked = _WHICH_LABEL.search(question)
-    said = label_said(asked.group(1).split(), schema) if asked else None
-    plain = _plain_return(cypher)
-    if said is None or plain is None:
+    found = _which_label_read(cypher, question, schema)
+    if found is None:
         return None
-    statement, at, names = plain
-    tokens = statement.tokens
-    read = {
-        t.name
-        for k, t in enumerate(tokens[at:], start=at)
-        if t.is_name and t.name in names.variables and not tokens[k - 1].is_punct(".")
-    }
-    label = said.label.name
+    said, statement, at, names, read = found
+    label, tokens = said.label.name, statement.tokens
     if len(read) != 1:
         return None
     (var,) = read
