@@ -20,7 +20,7 @@ from typing import Any, Literal
 
 from graph_agent.graphdb.protocol import GraphSchema, LabelInfo, PropertyInfo
 from graph_agent.graphdb.schema import NUMBER_TYPES, display_property, quote_name_if_needed
-from graph_agent.pruning import name_words
+from graph_agent.pruning import name_words, question_words
 from graph_agent.statement import (
     Item,
     Statement,
@@ -466,6 +466,40 @@ def identify_fix(cypher: str, question: str, schema: GraphSchema) -> tuple[str, 
     added = ", ".join(f"{var}.{p} AS {p}" for p in props)
     fixed = statement.edited([(first.position, first.position, f"{added}, ")])
     return fixed, f"returned {added} with the measure"
+
+
+def named_by_fix(cypher: str, question: str, schema: GraphSchema) -> tuple[str, str] | None:
+    """For a "which/what <label>" question whose statement returns only other properties of
+    the asked node (none it is called by, none the question says), where the node has a name
+    (a property whose name says so): that name added in front. "Which posologies does
+    Famotidine have?" written `RETURN p.code AS code` (a trial on a drug classification;
+    posologies have a code and a name) answered 'A01486'. None when the statement returns
+    anything else, aggregates, or has a UNION."""
+    asked = asked_label(question, schema)
+    statement = Statement(cypher)
+    returned = statement.final_return()
+    if asked is None or returned is None or statement.has_union:
+        return None
+    _at, items = returned
+    names = referenced_names(cypher)
+    reads = [_read(statement, item, names, schema) for item in items]
+    if not reads or any(r is None or r[2].name != asked[0].name for r in reads):
+        return None
+    variables = {r[0] for r in reads if r is not None}
+    props = [r[1] for r in reads if r is not None]
+    called = name_properties(asked[0])
+    said_words = question_words(question)
+    if len(variables) != 1 or not called or set(called) & set(props):
+        return None
+    if not all(prop.lower().endswith("name") for prop in called):
+        return None  # an incident's `key` names it as well as its `title`
+    if any(name_words(prop) & said_words for prop in props):
+        return None  # "Which posologies have the code A01486?" asks for the code
+    var = variables.pop()
+    added = ", ".join(f"{var}.{p} AS {p}" for p in called)
+    first = statement.tokens[items[0].first]
+    fixed = statement.edited([(first.position, first.position, f"{added}, ")])
+    return fixed, f"returned {added}: what the asked {asked[0].name} is called by"
 
 
 _WHAT_IS = re.compile(r"^\W*(?:what|which)\s+(?:is|was|are|were)\b", re.IGNORECASE)

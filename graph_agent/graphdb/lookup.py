@@ -369,12 +369,24 @@ class ValueCatalog:
                         index.setdefault(word, []).append(n)
             self._rare = {w: ns for w, ns in index.items() if len(ns) <= DISTINCTIVE_MAX_VALUES}
         # "region" asks about the Region label, not about "Region of Murcia Airport".
-        names = self._schema_words() | _lower_case_words(text)
+        names = self._schema_words()
+        lower = _lower_case_words(text)
+        said = tokens(text)
         hits: list[CatalogEntry] = []
-        for word in dict.fromkeys(tokens(text)):
+        for word in dict.fromkeys(said):
             if len(word) < DISTINCTIVE_MIN_CHARS or word in _STOPWORDS or word in names:
                 continue
             found = self._rare.get(word)
+            if word in lower:
+                # A word in lower case is a word ("the largest cast" is no "Cast Away"), unless
+                # a value holds it as written and it stands beside that value's label as a kind
+                # of it: "the antithrombotic mechanism of action" ('Antithrombotic:Heparin and
+                # derivatives', a trial on a drug classification), "posologies are injectable".
+                beside = [
+                    n for n in found or [] if _beside_label(word, self.entries[n].label, said)
+                ]
+                hits.extend(self.entries[n] for n in beside)
+                continue
             if found is None:
                 # One typo away, same first two letters (cheap to scan, rarely ambiguous).
                 near = [w for w in self._rare if w[:2] == word[:2] and _near(word, w)]
@@ -469,6 +481,33 @@ def _lower_case_words(text: str) -> frozenset[str]:
     if not capitalised:
         return frozenset()
     return frozenset(w for w in words[1:] if w.islower() and w not in capitalised)
+
+
+_LINKING_VERBS = frozenset({"is", "are", "was", "were"})
+
+
+def _beside_label(word: str, label: str, said: Sequence[str]) -> bool:
+    """Whether the question's words `said` put `word` right before the words of `label`
+    ("antithrombotic mechanisms of action") or right after them and a linking verb
+    ("posologies are injectable"), plurals allowed."""
+    parts = tokens(" ".join(_NAME_PART.findall(label)))
+    size = len(parts)
+    for at in range(len(said) - size + 1):
+        if not all(_plural_of(said[at + k], part) for k, part in enumerate(parts)):
+            continue
+        after = said[at + size : at + size + 2]
+        if (at and said[at - 1] == word) or (
+            len(after) == 2 and after[0] in _LINKING_VERBS and after[1] == word
+        ):
+            return True
+    return False
+
+
+def _plural_of(said: str, word: str) -> bool:
+    """`said` is `word` or its plural ("posologies" of "posology")."""
+    return said in (word, word + "s", word + "es") or (
+        word.endswith("y") and said == word[:-1] + "ies"
+    )
 
 
 def is_code(value: str) -> bool:

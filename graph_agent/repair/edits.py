@@ -19,7 +19,7 @@ from graph_agent.lint import (
 )
 from graph_agent.pruning import name_words, question_words
 from graph_agent.question_fit import counted_label
-from graph_agent.repair.relationships import Hop, written_hops
+from graph_agent.repair.relationships import Hop, reroute_relationship, written_hops
 from graph_agent.schema_check import (
     chain_starts,
     check_schema,
@@ -2167,4 +2167,55 @@ def value_denied_next_door(
             continue  # inside OR, NOT or brackets: not a filter of its own
         fixed = cypher[: tokens[k].position] + denial + cypher[tokens[k + 4].end :]
         return fixed, f"{value.text} is a {label}'s {held}: {denial}"
+    return None
+
+
+def asked_label_holds_read(
+    cypher: str, question: str, schema: GraphSchema
+) -> tuple[str, str] | None:
+    """The statement matching, where it read properties from a node whose label lacks every
+    one of them, the one label that holds them all and that the question names, reached from
+    the node before it on the schema's road; and what changed. None unless that makes the
+    statement fit the schema.
+
+    "What is the most expensive pharmaceutical speciality in the blood and blood-forming
+    organs area?" written `(a:AnatomicFunctionalArea {…})<-[:HAS_ANATOMIC_FUNCTIONAL_AREA]-
+    (n:NationalClassifier) … RETURN n.price` (a trial on a drug classification, both
+    attempts): only specialities have a price, four hops from an area; `n` becomes
+    `(n:PharmaceuticalSpeciality)`, reached on the one road from the area. Only where the node
+    is written once with its label and no map, and is no other label's that the statement
+    matches."""
+    tokens = tokenize(cypher)
+    names = referenced_names(cypher)
+    named = labels_named(question, schema)
+    for var, label in names.variables.items():
+        info = schema.label(label)
+        read = {prop for v, prop in names.accesses if v == var}
+        if info is None or not read or any(has_property(info, p) for p in read):
+            continue
+        holders = [
+            other.name
+            for other in schema.labels
+            if other.name != label and all(has_property(other, p) for p in read)
+        ]
+        if len(holders) != 1 or holders[0] not in named or holders[0] in names.labels:
+            continue
+        sites = [
+            k
+            for k in range(1, len(tokens) - 3)
+            if tokens[k].name == var and tokens[k - 1].is_punct("(") and tokens[k + 1].is_punct(":")
+        ]
+        if len(sites) != 1 or not tokens[sites[0] + 3].is_punct(")"):
+            continue
+        at = tokens[sites[0] + 2]
+        fixed = cypher[: at.position] + quote_name_if_needed(holders[0]) + cypher[at.end :]
+        if check_schema(fixed, schema).problems:
+            rerouted = reroute_relationship(fixed, schema, question)
+            fixed = rerouted[0] if rerouted else fixed
+        if not check_schema(fixed, schema).problems:
+            said = ", ".join(sorted(read))
+            return (
+                fixed,
+                f"{var} matched as :{holders[0]}, the label the question names that holds {said}",
+            )
     return None

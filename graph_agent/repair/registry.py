@@ -35,6 +35,7 @@
 |          |                 |         | relationship-road,                                 |
 |          |                 |         | relationship-property, end-node-property,          |
 |          |                 |         | name-property, property-through-neighbour,         |
+|          |                 |         | asked-label-holds-it,                              |
 |          |                 |         | label-as-property, property-for-label,             |
 |          |                 |         | misfit-value-label (the label alike holding a      |
 |          |                 |         | literal, where that fits and finds rows) (a        |
@@ -377,6 +378,22 @@ the rules removed there, and why, are listed on that page too), with these still
   twice), and value-property keeps a whole name it finds held over two properties even where
   the statement still finds nothing ('Mark Twain' had then been "chosen" as 'Markus', another
   author, whose book was made into a film).
+- the thirty-third session's, from a trial on a graphgist nobody here wrote
+  (medical/central_hospital_of_asturias: a drug classification five levels deep, anatomic
+  areas → mechanisms of action → active ingredients → posologies → pharmaceutical
+  specialities, prices stored as text): relationship-road takes the shortest road of three or
+  four hops where nothing links the two labels within two ("Which anatomic functional area does
+  Multaq 60 tablets belong to?" wrote `(a:AnatomicFunctionalArea)-[:HAS_ANATOMIC_FUNCTIONAL_
+  AREA]->(p:PharmaceuticalSpeciality)`, refused twice), where it is the one such road (of those
+  using the written type, where any does; several are not chosen by their rows, as two-hop
+  roads are: on the network graph that had read a zone's racks through switches'
+  interfaces); asked-label-holds-it ("What is the most expensive
+  pharmaceutical speciality in the blood and blood-forming organs area?" read `n.price` of the
+  national classifier, which has none, both attempts); which-names-the-thing adds the name of
+  a "which <label>" answer that returned only other properties ("Which posologies does
+  Famotidine have?" came back as codes, `p.code`). Not a rule: the value lookup takes a word
+  in lower case beside its value's label ("the antithrombotic mechanism of action" had hinted
+  nothing, and every mechanism's ingredients came back; graphdb/lookup._beside_label).
 
 A new rule: write it in the module of its phase (`validate_rules`, `execute_rules`,
 `answer_rules`; a first rule for the correct step starts `correct_rules` and its trigger) with the `rule` decorator (a docstring that
@@ -461,6 +478,7 @@ RULES: tuple[Rule, ...] = (
     v.end_node_property_read,
     v.name_property,
     v.property_from_neighbour,
+    v.asked_label_holds_it,
     v.label_as_property,
     v.property_for_label,
     v.misfit_value_label,

@@ -24,6 +24,7 @@ from graph_agent.graphdb.protocol import GraphSchema
 from graph_agent.graphdb.schema import NUMBER_TYPES
 from graph_agent.pruning import name_words as name_stems
 from graph_agent.schema_check import arrow, check_schema, has_property, two_hop_paths
+from graph_agent.schema_paths import schema_paths
 from graph_agent.statement import (
     Statement,
     add_condition,
@@ -244,8 +245,10 @@ def _roads(
     with it put on a road the schema has, and what changed: the one two-hop path through a
     third label that uses the written type where the `question` says that type and not the
     direct one, else the one relationship type that links the two labels directly, else the
-    two-hop paths that use the written type (up to `most` of them; none when there are more).
-    Only the roads that leave fewer schema problems than the statement had."""
+    two-hop paths that use the written type (up to `most` of them; none when there are more);
+    where nothing links the two within two hops, the one shortest road of three or four
+    (`long_roads`; of those that use the written type, where any does). Only the roads that
+    leave fewer schema problems than the statement had."""
     tokens = tokenize(cypher)
     names = referenced_names(cypher)
     before = len(check_schema(cypher, schema).problems)
@@ -295,6 +298,23 @@ def _roads(
                 )
                 for road in routes
             ]
+        elif not links and not paths and hop.left != hop.right:
+            # Nothing within two hops: the one shortest road of three or four, of those using
+            # the written type where any does ("Which anatomic functional area does Multaq 60
+            # tablets belong to?" written `(a:AnatomicFunctionalArea)-[:HAS_ANATOMIC_FUNCTIONAL_
+            # AREA]->(p:PharmaceuticalSpeciality)`, a trial on a drug classification, both
+            # attempts: area, mechanism, ingredient, posology, speciality). Of several this
+            # long, the one whose read finds rows is as likely a detour (a zone's racks reached
+            # through switches' interfaces on the network graph, where each rack holds its
+            # zone: property-for-label's), so none is chosen.
+            longer = long_roads(schema, hop.left, hop.right)
+            using = [text for text, types in longer if hop.rel_type in types]
+            chosen = using or [text for text, _types in longer]
+            if len(chosen) == 1:
+                detail = (
+                    f"{missing}: the one path between them, (:{hop.left}){chosen[0]}(:{hop.right})"
+                )
+                roads = [(chosen[0], detail)]
         at, to = tokens[hop.first].position, tokens[hop.last].end
         fitting = [
             (fixed, detail)
@@ -304,6 +324,28 @@ def _roads(
         ]
         if fitting:
             yield fitting
+
+
+LONG_ROAD_HOPS = 4
+"""The longest road put in place of a relationship the schema lacks (three or four hops)."""
+
+
+def long_roads(schema: GraphSchema, left: str, right: str) -> list[tuple[str, set[str]]]:
+    """The shortest paths of three to LONG_ROAD_HOPS hops from `left` to `right` through
+    labels all different, as pattern text from `left`'s side with the types they use."""
+    found: dict[str, set[str]] = {}
+    shortest = LONG_ROAD_HOPS
+    for path in schema_paths(schema, left, right, LONG_ROAD_HOPS):
+        labels = path.labels
+        if not 3 <= len(path.hops) <= shortest or len(set(labels)) < len(labels):
+            continue
+        shortest = len(path.hops)  # shortest first: none longer is a rival
+        text = "".join(
+            arrow(label, hop.rel) + (f"(:{hop.target})" if n < shortest - 1 else "")
+            for n, (label, hop) in enumerate(zip(labels, path.hops, strict=False))
+        )
+        found.setdefault(text, {hop.rel.type for hop in path.hops})
+    return list(found.items())
 
 
 def reroute_relationship(
@@ -320,7 +362,9 @@ def reroute_relationship(
     relationship type that links the two labels directly (its direction from the schema; a type
     the graph lacks altogether is replaced the same way; never between a label and itself, where
     `MANAGES` for `REPORTS_TO` would turn the meaning round); else, when nothing links them
-    directly, the one two-hop path that uses the written type. A type the schema has between
+    directly, the one two-hop path that uses the written type; else, when nothing links them
+    within two hops, the one shortest road of three or four (of those using the written type,
+    where any does). A type the schema has between
     the two labels the other way round is the relationship-direction rule's."""
     return next(
         (roads[0] for roads in _roads(cypher, schema, 1, question) if len(roads) == 1), None

@@ -46,6 +46,7 @@ from graph_agent.repair.counts import (
 from graph_agent.repair.edits import (
     absent_link,
     aggregate_by_alias,
+    asked_label_holds_read,
     asked_label_returned,
     bind_unbound_variable,
     co_linked_node,
@@ -99,6 +100,7 @@ from graph_agent.superlatives import (
     identify_fix,
     name_parts_fix,
     name_property_fix,
+    named_by_fix,
     one_row_fix,
     return_fix,
     sort_direction_fix,
@@ -634,7 +636,13 @@ async def relationship_road(case: Case) -> Fix | None:
     those that find the same rows; none when they find different ones. Where no road uses the
     written type and one two-hop path links the labels, that path ("Which area has the most
     crimes?" written `(a:Area)-[:INVESTIGATED_BY]->(c:Crime)` on both attempts, a POLE trial:
-    crimes occur at locations, which lie in areas)."""
+    crimes occur at locations, which lie in areas). Where nothing links them within two hops,
+    the one shortest road of three or four hops through different labels (of those using the
+    written type, where any does; never one of several chosen by its rows: so far apart, the
+    one that finds rows is as likely a detour) ("Which anatomic functional area
+    does Multaq 60 tablets belong to?" written `(a:AnatomicFunctionalArea)-[:HAS_ANATOMIC_
+    FUNCTIONAL_AREA]->(p:PharmaceuticalSpeciality)`, a trial on a drug classification: area,
+    mechanism, ingredient, posology, speciality)."""
     rerouted = reroute_relationship(case.cypher, case.ctx.schema, case.question)
     rerouted = rerouted or await _road_with_rows(case)
     if rerouted is None:
@@ -710,6 +718,20 @@ def property_from_neighbour(case: Case) -> Fix | None:
     if moved := property_through_neighbour(case.cypher, case.ctx.schema):
         return Fix(moved[1], cypher=moved[0])
     return None
+
+
+@rule("asked-label-holds-it", V, Trigger.SCHEMA_PROBLEM, Kind.REWRITE)
+def asked_label_holds_it(case: Case) -> Fix | None:
+    """ "What is the most expensive pharmaceutical speciality in the blood and blood-forming
+    organs area?" written `(a:AnatomicFunctionalArea {…})<-[:HAS_ANATOMIC_FUNCTIONAL_AREA]-
+    (n:NationalClassifier) … RETURN n.price` (a trial on a drug classification nobody here
+    wrote, both attempts): the classifier has no price, and the one label that has one is the
+    speciality the question asks about, four hops from the area. The node is matched as that
+    label, reached on the schema's road (`(a)-[:MECHANISM_OF_ACTION]->…->(n:
+    PharmaceuticalSpeciality)`), where every property read from it is missing from its label
+    and one label the question names holds them all; only when the statement then fits."""
+    fixed = asked_label_holds_read(case.cypher, case.question, case.ctx.schema)
+    return Fix(fixed[1], cypher=fixed[0]) if fixed else None
 
 
 @rule("label-as-property", V, Trigger.SCHEMA_PROBLEM, Kind.REWRITE)
@@ -1101,13 +1123,16 @@ def which_names_the_thing(case: Case) -> Fix | None:
     Wars trial): the asked node's name replaces the counted node's (asked_not_counted_fix);
     so too where the asked thing is a value of the node ("Which dwarf is related to the most
     characters?" grouped by the other character, a trial on a co-occurrence graph:
-    asked_value_not_counted)."""
+    asked_value_not_counted). "Which posologies does Famotidine have?" answered by their codes
+    alone (`RETURN p.code`, a trial on a drug classification): the name goes in front
+    (named_by_fix)."""
     schema = case.ctx.schema
     fixed = (
         identify_fix(case.cypher, case.question, schema)
         or thing_of_measure_fix(case.cypher, case.question, schema)
         or asked_not_counted_fix(case.cypher, case.question, schema)
         or asked_value_not_counted(case.cypher, case.question, schema)
+        or named_by_fix(case.cypher, case.question, schema)
     )
     return Fix(fixed[1], cypher=fixed[0]) if fixed else None
 

@@ -2024,3 +2024,86 @@ def test_a_whole_name_held_over_two_properties_is_named_so_though_nothing_matche
     assert result.outcome == "no_data" and result.rows == []
     assert result.cypher is not None and "{name: 'Mark', surname: 'Twain'}" in result.cypher
     assert [f.rule for f in result.rules_fired if f.phase is Phase.EXECUTE] == ["value-property"]
+
+
+# The drug classification trial's shape (graphgists medical/central_hospital_of_asturias, as its
+# setup writes it): a national classifier of anatomic areas, the mechanisms of action in each, their active ingredients,
+# each ingredient's posologies (a code and a name), each posology's specialities.
+_FORMULARY = (
+    "CREATE (c:AnatomicFunctionalArea {code: 'C', name: 'Cardiovascular system'}), "
+    "(b:AnatomicFunctionalArea {code: 'B', name: 'Blood and blood-forming organs'}), "
+    "(atc:NationalClassifier {name: 'ATC'}), (atc)-[:HAS_ANATOMIC_FUNCTIONAL_AREA]->(c), "
+    "(atc)-[:HAS_ANATOMIC_FUNCTIONAL_AREA]->(b), "
+    "(c)-[:MECHANISM_OF_ACTION]->(m3:MechanismOfAction {name: 'Antiarrhythmics. Class III'}), "
+    "(b)-[:MECHANISM_OF_ACTION]->(mb:MechanismOfAction "
+    "{name: 'Antithrombotic:Heparin and derivatives'}), "
+    "(m3)-[:HAS_ACTIVE_INGREDIENT]->(dr:ActiveIngredient {name: 'Dronedarone'}), "
+    "(mb)-[:HAS_ACTIVE_INGREDIENT]->(bm:ActiveIngredient {name: 'Bemiparina'}), "
+    "(mb)-[:HAS_ACTIVE_INGREDIENT]->(:ActiveIngredient {name: 'Dalteparin'}), "
+    "(dr)-[:HAS_POSOLOGY]->(d4:Posology {code: 'A01201', name: 'Dronedarone 400 mg tablets'}), "
+    "(bm)-[:HAS_POSOLOGY]->(b3:Posology {code: 'A00336', name: 'Bemiparina 3500 UI'}), "
+    "(bm)-[:HAS_POSOLOGY]->(:Posology {code: 'A00337', name: 'Bemiparina 5000 UI'}), "
+    "(d4)-[:HAS_PHARMACEUTICAL_SPECIALITY]->(:PharmaceuticalSpeciality "
+    "{name: 'Multaq 60 tablets', price: '105'}), "
+    "(b3)-[:HAS_PHARMACEUTICAL_SPECIALITY]->(:PharmaceuticalSpeciality "
+    "{name: 'Hibor 3500 UI', price: '160'})"
+)
+
+
+@pytest.mark.parametrize(
+    ("question", "written", "rows", "rule"),
+    [
+        (
+            "Which anatomic functional area does Multaq 60 tablets belong to?",
+            "MATCH (a:AnatomicFunctionalArea)-[r:HAS_ANATOMIC_FUNCTIONAL_AREA]->"
+            "(p:PharmaceuticalSpeciality {name: 'Multaq 60 tablets'}) RETURN a.name AS name",
+            [("Cardiovascular system",)],  # a type of no road, four hops apart: refused twice
+            "relationship-road",
+        ),
+        (
+            "Which posologies does Bemiparina have?",
+            "MATCH (a:ActiveIngredient {name: 'Bemiparina'})-[:HAS_POSOLOGY]->(p:Posology) "
+            "RETURN p.code AS code ORDER BY code",
+            [("Bemiparina 3500 UI", "A00336"), ("Bemiparina 5000 UI", "A00337")],  # codes alone
+            "which-names-the-thing",
+        ),
+        (
+            "What is the most expensive pharmaceutical speciality in the blood and blood-forming "
+            "organs area?",
+            "MATCH (a:AnatomicFunctionalArea {name: 'Blood and blood-forming organs'})"
+            "<-[:HAS_ANATOMIC_FUNCTIONAL_AREA]-(n:NationalClassifier) WHERE n.price IS NOT NULL "
+            "RETURN n.price ORDER BY n.price DESC LIMIT 1",
+            [("160",)],  # the classifier holds no price: refused twice
+            "asked-label-holds-it",
+        ),
+    ],
+    ids=[
+        "a road four hops long",
+        "the codes of the posologies, not their names",
+        "a price read from a node that has none",
+    ],
+)
+def test_the_formulary_trials_questions_are_repaired(
+    scratch_db: GraphDB, question: str, written: str, rows: list[tuple[object, ...]], rule: str
+) -> None:
+    _repaired_on(scratch_db, _FORMULARY, question, written, rows, rule)
+
+
+def test_a_lower_case_word_beside_its_label_is_a_value_hint(scratch_db: GraphDB) -> None:
+    # The formulary trial: "the antithrombotic mechanism of action" was no value hint (a word in
+    # lower case is a word), and the model listed every mechanism's ingredients; shown the
+    # value, the local model filtered on it in one call.
+    scratch_db.run_write(_FORMULARY)
+    question = "What are the active ingredients of the antithrombotic mechanism of action?"
+    filtered = (
+        "MATCH (m:MechanismOfAction {name: 'Antithrombotic:Heparin and derivatives'})"
+        "-[:HAS_ACTIVE_INGREDIENT]->(a:ActiveIngredient) RETURN a.name AS name ORDER BY name"
+    )
+    model = ScriptedChatModel(
+        replies=[guard_reply(), cypher_reply(filtered), evaluation_reply(answer="ok")]
+    )
+    result = _agent(scratch_db, model).run(question)
+    generate = next(p for p in model.prompts if "MechanismOfAction" in p)
+    hint = '(:MechanismOfAction {name: "Antithrombotic:Heparin and derivatives"})'
+    assert hint in generate, generate
+    assert result.rows == [["Bemiparina"], ["Dalteparin"]]

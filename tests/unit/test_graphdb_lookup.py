@@ -296,6 +296,63 @@ def test_one_word_of_a_title_in_lower_case_beside_capitals_is_a_word() -> None:
     assert [m.value for m in catalog.match("which movie has the largest cast?", 5)] == ["Cast Away"]
 
 
+# A drug classification (a trial on a graphgist nobody here wrote): mechanisms of action named
+# by a class and what it is, posologies named by ingredient, dose and form.
+DRUGS = {
+    ("MechanismOfAction", "name"): [
+        "Anti ulcer:H2 receptor antagonists",
+        "Antithrombotic:Heparin and derivatives",
+        "Antiarrhythmics. Class III",
+    ],
+    ("Posology", "name"): ["Famotidine 10 mg", "Bemiparina 3500 UI injectable SC"],
+}
+DRUG_SCHEMA = GraphSchema(
+    labels=(
+        LabelInfo("MechanismOfAction", 3, (PropertyInfo("name", ("STRING",)),)),
+        LabelInfo("Posology", 2, (PropertyInfo("name", ("STRING",)),)),
+    ),
+    relationships=(),
+)
+
+
+def _drug_catalog() -> ValueCatalog:
+    def read(cypher: str) -> list[list[object]]:
+        found = re.search(r"MATCH \(n:`(\w+)`\) WHERE n\.`(\w+)`", cypher)
+        assert found, cypher
+        return [[v] for v in DRUGS[(found.group(1), found.group(2))]]
+
+    return ValueCatalog.build(read, DRUG_SCHEMA)
+
+
+@pytest.mark.parametrize(
+    ("question", "value"),
+    [
+        (
+            "What are the active ingredients of the antithrombotic mechanism of action?",
+            "Antithrombotic:Heparin and derivatives",
+        ),
+        ("Which mechanisms of action are antiarrhythmics?", "Antiarrhythmics. Class III"),
+        ("Which posologies are injectable?", "Bemiparina 3500 UI injectable SC"),
+    ],
+)
+def test_a_word_in_lower_case_beside_its_values_label_names_the_value(
+    question: str, value: str
+) -> None:
+    assert [m.value for m in _drug_catalog().match(question, 5)] == [value]
+
+
+@pytest.mark.parametrize(
+    "question",
+    [
+        "Which ingredients are antithrombotic?",  # beside no label of the value's
+        "Which mechanism of action is antithrombotik?",  # not as the value holds it
+        "Which mechanism of action was placed first?",
+    ],
+)
+def test_a_word_in_lower_case_away_from_its_values_label_is_a_word(question: str) -> None:
+    assert _drug_catalog().match(question, 5) == []
+
+
 @pytest.mark.parametrize(
     ("question", "value"),
     [
