@@ -32,6 +32,8 @@ def _value(value: Any, key: str = "") -> str:
     if isinstance(value, dict):
         return entity_text(value)
     if isinstance(value, float):
+        if value and abs(value) < 1:
+            return f"{value:.4g}"  # a rate's figures, not two decimals (an APR 0.0541 as "0.05")
         return f"{value:,.2f}".rstrip("0").rstrip(".")
     if isinstance(value, int) and not isinstance(value, bool):
         return str(value) if _UNGROUPED.search(key) else f"{value:,}"

@@ -293,6 +293,71 @@ def name_properties(label: LabelInfo) -> list[str]:
     return [display] if display else []
 
 
+def has_name(label: LabelInfo) -> bool:
+    """Whether what `label`'s nodes are called by is a name (`name`, `productName`, first and
+    last name), not a title, key or code."""
+    called = name_properties(label)
+    return bool(called) and all(prop.lower().endswith("name") for prop in called)
+
+
+def who_unreturned_fix(cypher: str, question: str, schema: GraphSchema) -> tuple[str, str] | None:
+    """For a "who" question whose statement returns only other nodes' properties (no
+    aggregate): the name of the one matched node that has a name and is neither returned nor
+    filtered, added in front. "Who has the largest unsecured loan?" written `MATCH
+    (ah:AccountHolder)-[:HAS_UNSECUREDLOAN]->(ul:UnsecuredLoan) RETURN ul.AccountNumber,
+    ul.LoanAmount ORDER BY ul.LoanAmount DESC LIMIT 1` (a trial on a bank-fraud graph): the
+    loan came back, not its holder. None when a node with a name is returned already, a WITH
+    or UNION may hide the node, or no node, or more than one, fits."""
+    if not ASKS_WHO.match(question):
+        return None
+    statement = Statement(cypher)
+    returned = statement.final_return()
+    if returned is None or statement.has_union or statement.last("WITH") is not None:
+        return None
+    _at, items = returned
+    if not items or any(statement.aggregates(item) for item in items):
+        return None
+    names = referenced_names(cypher)
+    used = {t.name for item in items for t in statement.tokens[item.first : item.end] if t.is_name}
+    if any((info := schema.label(names.variables.get(v, ""))) and has_name(info) for v in used):
+        return None  # a node with a name is returned already ("Who is on Erin's team?")
+    filtered = {var for var, _prop in names.accesses if var not in used}
+    candidates = [
+        var
+        for var, label in names.variables.items()
+        if var not in used
+        and var not in filtered
+        and (info := schema.label(label)) is not None
+        and has_name(info)
+        and not _has_map(statement, var)
+    ]
+    if len(candidates) != 1:
+        return None
+    var = candidates[0]
+    label = schema.label(names.variables[var])
+    assert label is not None
+    props = name_properties(label)
+    if {p.casefold() for p in props} & {(item.alias or "").casefold() for item in items}:
+        return None  # a column of that name already: the two would clash
+    added = ", ".join(f"{var}.{p} AS {p}" for p in props)
+    first = statement.tokens[items[0].first]
+    fixed = statement.edited([(first.position, first.position, f"{added}, ")])
+    return fixed, f"returned {added}: the {label.name} the question asks who is"
+
+
+def _has_map(statement: Statement, var: str) -> bool:
+    """Whether a node pattern binding `var` carries a property map (`(p:Person {name: …})`)."""
+    tokens = statement.tokens
+    for k, tok in enumerate(tokens):
+        if tok.is_name and tok.name == var and k and tokens[k - 1].is_punct("("):
+            for j in range(k + 1, len(tokens)):
+                if tokens[j].is_punct(")"):
+                    break
+                if tokens[j].is_punct("{"):
+                    return True
+    return False
+
+
 _NAME_WORDS = frozenset({"name", "surname"})
 
 
@@ -489,10 +554,8 @@ def named_by_fix(cypher: str, question: str, schema: GraphSchema) -> tuple[str, 
     props = [r[1] for r in reads if r is not None]
     called = name_properties(asked[0])
     said_words = question_words(question)
-    if len(variables) != 1 or not called or set(called) & set(props):
-        return None
-    if not all(prop.lower().endswith("name") for prop in called):
-        return None  # an incident's `key` names it as well as its `title`
+    if len(variables) != 1 or not has_name(asked[0]) or set(called) & set(props):
+        return None  # an incident's `key` names it as well as its `title`: no name to add
     if any(name_words(prop) & said_words for prop in props):
         return None  # "Which posologies have the code A01486?" asks for the code
     var = variables.pop()

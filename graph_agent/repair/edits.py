@@ -39,7 +39,7 @@ from graph_agent.statement import (
     match_end,
     property_reads,
 )
-from graph_agent.superlatives import asked_label, name_properties
+from graph_agent.superlatives import asked_label, has_name, name_properties
 from graph_agent.words import (
     ASKS_WHO,
     EACH_WORDS,
@@ -1796,7 +1796,9 @@ def unasked_hop(cypher: str, question: str, schema: GraphSchema) -> tuple[str, s
     it shares with the label at the near end) nor of the relationship's type, goes with its
     node. A word said counts where it begins the name's word or the name's word begins it
     ("actors" says ACTED_IN). Not where the statement reads a variable it never binds (`RETURN
-    c2.name` beside an unread airport: bind-unbound-variable binds it from there)."""
+    c2.name` beside an unread airport: bind-unbound-variable binds it from there), where it
+    counts or sums rows (but for `count(DISTINCT …)`: the hop's rows are what is measured),
+    nor, for a "who" question, a node that has a name (who is asked)."""
     statement = Statement(cypher)
     tokens = statement.tokens
     names = referenced_names(cypher)
@@ -1804,7 +1806,16 @@ def unasked_hop(cypher: str, question: str, schema: GraphSchema) -> tuple[str, s
     bound = names.variables.keys() | names.rel_variables.keys() | aliases
     if any(var not in bound for var, _prop in names.accesses):
         return None  # a read of a node never matched: the unread one may be what it meant
+    if any(
+        is_aggregate_call(tokens, k) and not tokens[k + 2].is_keyword("DISTINCT")
+        for k in range(len(tokens) - 2)
+    ):
+        # The hop's rows are what is counted or summed: "Which account holder has the most
+        # accounts?" counted `count(*)` over bank accounts, and without them every holder
+        # had one (a trial on a bank-fraud graph).
+        return None
     asked = question_words(question)
+    who = bool(ASKS_WHO.match(question))
 
     def said(stems: set[str]) -> bool:
         return any(
@@ -1824,13 +1835,16 @@ def unasked_hop(cypher: str, question: str, schema: GraphSchema) -> tuple[str, s
             continue
         ends = ((hop.right_var, hop.right, hop.left), (hop.left_var, hop.left, hop.right))
         for far, far_label, near_label in ends:
-            if far is None or far_label is None or schema.label(far_label) is None:
+            far_info = schema.label(far_label) if far_label is not None else None
+            if far is None or far_label is None or far_info is None:
                 continue
             if said(name_words(hop.rel_type)):
                 break
             own = name_words(far_label) - (name_words(near_label) if near_label else set())
             if said(own or name_words(far_label)) or _node_has_more(tokens, far):
                 continue
+            if who and has_name(far_info):
+                continue  # "Who has the lowest APR?": the loan's holder is who is asked
             fixed = _without_end_node(cypher, far)
             if fixed is not None:
                 detail = f"dropped ({far}:{far_label}) and its {hop.rel_type} hop"

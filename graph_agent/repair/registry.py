@@ -393,7 +393,13 @@ the rules removed there, and why, are listed on that page too), with these still
   a "which <label>" answer that returned only other properties ("Which posologies does
   Famotidine have?" came back as codes, `p.code`). Not a rule: the value lookup takes a word
   in lower case beside its value's label ("the antithrombotic mechanism of action" had hinted
-  nothing, and every mechanism's ingredients came back; graphdb/lookup._beside_label).
+  nothing, and every mechanism's ingredients came back; graphdb/lookup._beside_label). From a
+  second trial (fraud/bank-fraud-detection: account holders by first and last name, their
+  SSNs, phones, addresses, cards, accounts, loans): which-names-the-thing names the one
+  unreturned node that has a name for a "who" question answered with other nodes' properties
+  ("Who has the largest unsecured loan?" returned the loan), and unasked-hop keeps such a node
+  for a "who" ("Who has the lowest APR?" had lost the holder) and leaves a statement that
+  counts or sums rows ("Which account holder has the most accounts?" became one row each).
 
 A new rule: write it in the module of its phase (`validate_rules`, `execute_rules`,
 `answer_rules`; a first rule for the correct step starts `correct_rules` and its trigger) with the `rule` decorator (a docstring that

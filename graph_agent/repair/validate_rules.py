@@ -110,6 +110,7 @@ from graph_agent.superlatives import (
     top_rows_fix,
     unasked_limit_fix,
     unknown_sort_fix,
+    who_unreturned_fix,
 )
 from graph_agent.words import said
 from guardrails import content_words, name_words, referenced_names, stem, tokenize
@@ -1125,7 +1126,9 @@ def which_names_the_thing(case: Case) -> Fix | None:
     characters?" grouped by the other character, a trial on a co-occurrence graph:
     asked_value_not_counted). "Which posologies does Famotidine have?" answered by their codes
     alone (`RETURN p.code`, a trial on a drug classification): the name goes in front
-    (named_by_fix)."""
+    (named_by_fix). "Who has the largest unsecured loan?" answered by the loan's number and
+    amount (a trial on a bank-fraud graph): the account holder matched beside it, named
+    (who_unreturned_fix)."""
     schema = case.ctx.schema
     fixed = (
         identify_fix(case.cypher, case.question, schema)
@@ -1133,6 +1136,7 @@ def which_names_the_thing(case: Case) -> Fix | None:
         or asked_not_counted_fix(case.cypher, case.question, schema)
         or asked_value_not_counted(case.cypher, case.question, schema)
         or named_by_fix(case.cypher, case.question, schema)
+        or who_unreturned_fix(case.cypher, case.question, schema)
     )
     return Fix(fixed[1], cypher=fixed[0]) if fixed else None
 

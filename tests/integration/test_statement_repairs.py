@@ -309,8 +309,10 @@ CASES = [
         "MATCH (m:Machine)-[:TYPE]->(t:Type) RETURN t.zone AS zone, count(m) AS count "
         "ORDER BY count DESC LIMIT 5",
         "MATCH (r:Rack)-[:HOLDS]->(m:Machine) RETURN r.zone, count(m)",
-        # no zone next to Type: the Rack next to the Machine; the type, now unread, goes
-        ["property-through-neighbour", "unasked-hop"],
+        # no zone next to Type: the Rack next to the Machine; the type, now unread, stays
+        # (unasked-hop leaves a count of rows: a hop may multiply them), and each machine
+        # is counted once
+        ["property-through-neighbour", "count-distinct"],
     ),
     (
         "demo",
@@ -2107,3 +2109,42 @@ def test_a_lower_case_word_beside_its_label_is_a_value_hint(scratch_db: GraphDB)
     hint = '(:MechanismOfAction {name: "Antithrombotic:Heparin and derivatives"})'
     assert hint in generate, generate
     assert result.rows == [["Bemiparina"], ["Dalteparin"]]
+
+
+# The bank-fraud trial's shape (graphgists fraud/bank-fraud-detection, as its setup writes it):
+# account holders called by a first and a last name, two holding unsecured loans with an APR.
+_RING = (
+    "CREATE (jane:AccountHolder {FirstName: 'Jane', LastName: 'Appleseed', UniqueId: 'JaneA'}), "
+    "(matt:AccountHolder {FirstName: 'Matt', LastName: 'Smith', UniqueId: 'MattSmith'}), "
+    "(:AccountHolder {FirstName: 'John', LastName: 'Doe', UniqueId: 'JohnDoe'}), "
+    "(jane)-[:HAS_UNSECUREDLOAN]->(:UnsecuredLoan {AccountNumber: '4567-0', APR: 0.0541, "
+    "LoanAmount: 12000.0}), "
+    "(matt)-[:HAS_UNSECUREDLOAN]->(:UnsecuredLoan {AccountNumber: '5678-0', APR: 0.0341, "
+    "LoanAmount: 22000.0})"
+)
+
+
+@pytest.mark.parametrize(
+    ("question", "written", "rows", "rule"),
+    [
+        (
+            "Who has the largest unsecured loan?",
+            "MATCH (ah:AccountHolder)-[:HAS_UNSECUREDLOAN]->(ul:UnsecuredLoan) "
+            "RETURN ul.AccountNumber, ul.LoanAmount ORDER BY ul.LoanAmount DESC LIMIT 1",
+            [("Matt", "Smith", "5678-0", 22000.0)],  # the loan came back, not its holder
+            "which-names-the-thing",
+        ),
+        (
+            "Who has the lowest APR?",
+            "MATCH (ah:AccountHolder)-[:HAS_UNSECUREDLOAN]->(ul:UnsecuredLoan) "
+            "RETURN ul.APR ORDER BY ul.APR ASC LIMIT 1",
+            [("Matt", "Smith", 0.0341)],  # unasked-hop had dropped the holder: the APR alone
+            "which-names-the-thing",
+        ),
+    ],
+    ids=["the loan, not its holder", "the holder kept for a who"],
+)
+def test_the_bank_fraud_trials_questions_are_repaired(
+    scratch_db: GraphDB, question: str, written: str, rows: list[tuple[object, ...]], rule: str
+) -> None:
+    _repaired_on(scratch_db, _RING, question, written, rows, rule)

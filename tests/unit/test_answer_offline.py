@@ -67,3 +67,10 @@ def test_a_year_an_id_or_a_code_is_written_without_thousands_separators() -> Non
     # an amount keeps them
     assert plain_answer(["revenue"], [[1234567]]) == "revenue: 1,234,567"
     assert plain_answer(["posts"], [[12345]]) == "posts: 12,345"
+
+
+def test_a_rate_below_one_keeps_its_figures() -> None:
+    # A trial on a bank-fraud graph: an APR of 0.0541 was answered "0.05".
+    assert plain_answer(["u.APR"], [[0.0541]]) == "u.APR: 0.0541"
+    assert plain_answer(["share"], [[0.123456]]) == "share: 0.1235"
+    assert plain_answer(["balance"], [[7054.43]]) == "balance: 7,054.43"
