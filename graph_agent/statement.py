@@ -342,6 +342,20 @@ def binding(tokens: Sequence[Token], var: str) -> int | None:
     )
 
 
+def node_has_more(tokens: Sequence[Token], var: str) -> bool:
+    """Whether the node pattern binding `var` holds more than `var:Label` (a map, a second
+    label)."""
+    for k, tok in enumerate(tokens):
+        if tok.is_name and tok.name == var and k and tokens[k - 1].is_punct("("):
+            return not (
+                k + 3 < len(tokens)
+                and tokens[k + 1].is_punct(":")
+                and tokens[k + 2].is_name
+                and tokens[k + 3].is_punct(")")
+            )
+    return True
+
+
 def match_end(tokens: Sequence[Token], var: str) -> int | None:
     """Where the MATCH clause that first binds `var` (`(var:Label`) ends: the offset of the
     next clause keyword, or a large number at the end; None when no MATCH binds it."""

@@ -27,6 +27,7 @@ from graph_agent.statement import (
     add_condition,
     binding,
     is_aggregate_call,
+    node_has_more,
     without_order,
 )
 from graph_agent.words import (
@@ -329,7 +330,7 @@ def who_unreturned_fix(cypher: str, question: str, schema: GraphSchema) -> tuple
         and var not in filtered
         and (info := schema.label(label)) is not None
         and has_name(info)
-        and not _has_map(statement, var)
+        and not node_has_more(statement.tokens, var)
     ]
     if len(candidates) != 1:
         return None
@@ -343,19 +344,6 @@ def who_unreturned_fix(cypher: str, question: str, schema: GraphSchema) -> tuple
     first = statement.tokens[items[0].first]
     fixed = statement.edited([(first.position, first.position, f"{added}, ")])
     return fixed, f"returned {added}: the {label.name} the question asks who is"
-
-
-def _has_map(statement: Statement, var: str) -> bool:
-    """Whether a node pattern binding `var` carries a property map (`(p:Person {name: …})`)."""
-    tokens = statement.tokens
-    for k, tok in enumerate(tokens):
-        if tok.is_name and tok.name == var and k and tokens[k - 1].is_punct("("):
-            for j in range(k + 1, len(tokens)):
-                if tokens[j].is_punct(")"):
-                    break
-                if tokens[j].is_punct("{"):
-                    return True
-    return False
 
 
 _NAME_WORDS = frozenset({"name", "surname"})

@@ -37,6 +37,7 @@ from graph_agent.statement import (
     is_aggregate_call,
     label_places,
     match_end,
+    node_has_more,
     property_reads,
 )
 from graph_agent.superlatives import asked_label, has_name, name_properties
@@ -1841,7 +1842,7 @@ def unasked_hop(cypher: str, question: str, schema: GraphSchema) -> tuple[str, s
             if said(name_words(hop.rel_type)):
                 break
             own = name_words(far_label) - (name_words(near_label) if near_label else set())
-            if said(own or name_words(far_label)) or _node_has_more(tokens, far):
+            if said(own or name_words(far_label)) or node_has_more(tokens, far):
                 continue
             if who and has_name(far_info):
                 continue  # "Who has the lowest APR?": the loan's holder is who is asked
@@ -1850,20 +1851,6 @@ def unasked_hop(cypher: str, question: str, schema: GraphSchema) -> tuple[str, s
                 detail = f"dropped ({far}:{far_label}) and its {hop.rel_type} hop"
                 return fixed, f"{detail}: the question asks for no {far_label}"
     return None
-
-
-def _node_has_more(tokens: Sequence[Token], var: str) -> bool:
-    """Whether the node pattern binding `var` holds more than `var:Label` (a map, a second
-    label)."""
-    for k, tok in enumerate(tokens):
-        if tok.is_name and tok.name == var and k and tokens[k - 1].is_punct("("):
-            return not (
-                k + 3 < len(tokens)
-                and tokens[k + 1].is_punct(":")
-                and tokens[k + 2].is_name
-                and tokens[k + 3].is_punct(")")
-            )
-    return True
 
 
 def _without_lone_node(cypher: str, var: str) -> str:
@@ -2214,14 +2201,13 @@ def asked_label_holds_read(
         ]
         if len(holders) != 1 or holders[0] not in named or holders[0] in names.labels:
             continue
-        sites = [
-            k
-            for k in range(1, len(tokens) - 3)
-            if tokens[k].name == var and tokens[k - 1].is_punct("(") and tokens[k + 1].is_punct(":")
-        ]
-        if len(sites) != 1 or not tokens[sites[0] + 3].is_punct(")"):
+        bound = binding(tokens, var)
+        labelled = sum(
+            t.name == var and tokens[k + 1].is_punct(":") for k, t in enumerate(tokens[:-1])
+        )
+        if bound is None or labelled != 1 or node_has_more(tokens, var):
             continue
-        at = tokens[sites[0] + 2]
+        at = tokens[bound + 3]
         fixed = cypher[: at.position] + quote_name_if_needed(holders[0]) + cypher[at.end :]
         if check_schema(fixed, schema).problems:
             rerouted = reroute_relationship(fixed, schema, question)
