@@ -32,7 +32,7 @@ _COUNTED = re.compile(
     r"([A-Za-z][\w-]*(?:\s+[A-Za-z][\w-]*){0,3})",
     re.IGNORECASE,
 )
-_FILLERS = frozenset({"different", "distinct", "unique", "separate", "individual", "other"})
+COUNT_FILLERS = frozenset({"different", "distinct", "unique", "separate", "individual", "other"})
 """Words before the counted noun that name no label: "how many different countries"."""
 _COUNT_OF = re.compile(r"\bcount\s*\(\s*(?:DISTINCT\s+)?(\w+)\s*\)", re.IGNORECASE)
 
@@ -47,7 +47,7 @@ def counted_label(question: str, schema: GraphSchema, matched: Collection[str] =
     if found is None:
         return None
     words = found.group(1).split()
-    while words and words[0].lower() in _FILLERS:
+    while words and words[0].lower() in COUNT_FILLERS:
         words = words[1:]
     said = label_said(words, schema, matched)
     if said is not None and said.words > 1:

@@ -232,6 +232,13 @@ class Statement:
             return None
         return at, self.projection(at)
 
+    def sole_return(self) -> tuple[int, list[Item]] | None:
+        """The final RETURN of a statement of one query part, its keyword index and items; None
+        where a WITH or a UNION may hide what the RETURN reads, or there is no RETURN."""
+        if self.has_union or self.last("WITH") is not None:
+            return None
+        return self.final_return()
+
     def projection(self, at: int) -> list[Item]:
         """The items of the RETURN or WITH clause whose keyword is token `at` (DISTINCT
         skipped), each with its alias."""

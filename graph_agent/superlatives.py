@@ -312,8 +312,8 @@ def who_unreturned_fix(cypher: str, question: str, schema: GraphSchema) -> tuple
     if not ASKS_WHO.match(question):
         return None
     statement = Statement(cypher)
-    returned = statement.final_return()
-    if returned is None or statement.has_union or statement.last("WITH") is not None:
+    returned = statement.sole_return()
+    if returned is None:
         return None
     _at, items = returned
     if not items or any(statement.aggregates(item) for item in items):
@@ -489,8 +489,8 @@ def identify_fix(cypher: str, question: str, schema: GraphSchema) -> tuple[str, 
     already, has a WITH or UNION (the node may be out of scope), or the node is not matched.
     """
     statement = Statement(cypher)
-    returned = statement.final_return()
-    if returned is None or statement.has_union or statement.last("WITH") is not None:
+    returned = statement.sole_return()
+    if returned is None:
         return None
     _at, items = returned
     if not items or not all(statement.aggregates(item) for item in items):
@@ -1232,8 +1232,8 @@ def asked_not_counted_fix(
         return None
     asked_info, counted_info = pair
     statement = Statement(cypher)
-    returned = statement.final_return()
-    if returned is None or statement.has_union or statement.last("WITH") is not None:
+    returned = statement.sole_return()
+    if returned is None:
         return None
     items = returned[1]
     others = [item for item in items if not _count_call(statement, item)]

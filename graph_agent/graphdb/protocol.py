@@ -46,6 +46,9 @@ class LabelInfo:
     name: str
     count: int
     properties: tuple[PropertyInfo, ...]
+    within: tuple[str, ...] = ()
+    """The other labels every sampled node of this label also carries: a kind of a broader
+    label (`:Web` and `:Classroom` nodes are all `:Course` nodes), one node with both."""
 
 
 @dataclass(frozen=True)

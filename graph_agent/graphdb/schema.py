@@ -240,6 +240,15 @@ def _keep(name: str, include: Sequence[str] | None, exclude: Sequence[str] | Non
     return (not include or name in include) and not (exclude and name in exclude)
 
 
+def _within(name: str, rows: Sequence[Sequence[Any]], shown: Sequence[str]) -> tuple[str, ...]:
+    """The shown labels other than `name` that every sampled node (`labels(n)` second in each
+    row) carries; none where nothing was sampled. A label the channel cannot see is left out."""
+    if not rows:
+        return ()
+    common = set.intersection(*(set(row[1] or ()) for row in rows)) - {name}
+    return tuple(label for label in shown if label in common)
+
+
 def sample_schema(
     read: Read,
     *,
@@ -264,9 +273,13 @@ def sample_schema(
         count = (label_counts or {}).get(name)
         if count is None:
             count = int(read(f"MATCH (n:{quote_name(name)}) RETURN count(n)")[0][0])
-        rows = read(f"MATCH (n:{quote_name(name)}) WITH n LIMIT {cap} RETURN properties(n)")
+        rows = read(
+            f"MATCH (n:{quote_name(name)}) WITH n LIMIT {cap} RETURN properties(n), labels(n)"
+        )
         props = properties_from_samples([row[0] or {} for row in rows])
-        label_infos.append(LabelInfo(name=name, count=count, properties=props))
+        label_infos.append(
+            LabelInfo(name=name, count=count, properties=props, within=_within(name, rows, labels))
+        )
 
     wanted = set(labels)
     patterns: dict[tuple[str, str, str], int] = {}
@@ -402,7 +415,15 @@ def schema_text(schema: GraphSchema, *, labels: Collection[str] | None = None) -
         props = "; ".join(
             _prop_text(p) + (f" ({NAME_MARK})" if p.name == display else "") for p in ordered
         )
-        lines.append(f"(:{label.name}) [{label.count} nodes] {{{props}}}")
+        # A label that is a kind of another (every `:Web` node is a `:Course`): the model wrote
+        # `(c:Course)-[:FULFILLED_BY]->(w:Web)` for "Which courses are web courses?" (a trial
+        # on a learning graph nobody here wrote), a relationship between one node's labels.
+        within = [name for name in label.within if keep is None or name in keep]
+        kind = ""
+        if within:
+            both = ":".join([*within, label.name])
+            kind = f", each also {' and '.join(':' + n for n in within)}: match (x:{both})"
+        lines.append(f"(:{label.name}) [{label.count} nodes{kind}] {{{props}}}")
     lines.append("Relationships:")
     for rel in schema.relationships:
         if keep is not None and not (rel.start in keep and rel.end in keep):

@@ -469,8 +469,8 @@ def both_values_fix(cypher: str, question: str) -> tuple[str, str] | None:
     if not _BOTH.search(question):
         return None
     statement = Statement(cypher)
-    returned = statement.final_return()
-    if returned is None or statement.has_union or statement.last("WITH") is not None:
+    returned = statement.sole_return()
+    if returned is None:
         return None
     tokens = statement.tokens
     lists = []

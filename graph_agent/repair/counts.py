@@ -11,7 +11,7 @@ from collections.abc import Sequence
 from graph_agent.graphdb.protocol import GraphSchema, LabelInfo, RelPattern
 from graph_agent.graphdb.schema import NUMBER_TYPES, quote_name_if_needed
 from graph_agent.lint import node_map_entries
-from graph_agent.question_fit import counted_label, label_named
+from graph_agent.question_fit import COUNT_FILLERS, counted_label, label_named
 from graph_agent.repair.edits import EACH, HOW_MANY, named_variables, node_filters
 from graph_agent.repair.relationships import Hop, written_hops
 from graph_agent.schema_check import arrow
@@ -136,6 +136,46 @@ def count_distinct(cypher: str, question: str, schema: GraphSchema) -> tuple[str
     if not edits:
         return None
     return statement.edited(edits), "counted each node once (count(DISTINCT …))"
+
+
+def other_label_counted(cypher: str, question: str, schema: GraphSchema) -> tuple[str, str] | None:
+    """The statement counting the node of the label the question counts, and what changed;
+    None unless that is plain. "How many people hold a position?" written `MATCH (p:Person)
+    -[:HOLDS_POSITION]->(p2:Position) RETURN count(DISTINCT p2.name)` (a trial on a learning
+    graph nobody here wrote) counted positions: three of each gave the right number by chance.
+    Where a "how many <label>" question's one count counts a node of another label (or a
+    property of it), and the statement matches one node of the counted label, which nothing
+    pins and no column groups by, that node is counted, each once: `count(DISTINCT p)`. Not
+    for "how many times" or "how often", nor behind a WITH or a UNION."""
+    if not HOW_MANY.search(question) or _TIMES.search(question):
+        return None
+    statement = Statement(cypher)
+    counts = _counts(statement)
+    if statement.sole_return() is None or len(counts) != 1:
+        return None
+    names = referenced_names(cypher)
+    asked = counted_label(question, schema, names.labels)
+    said_words = re.findall(r"[A-Za-z][\w-]*", HOW_MANY.sub("", question))
+    words = [w for w in said_words if w.lower() not in COUNT_FILLERS]
+    said = label_said(words, schema, names.labels)
+    if said is None or said.label.name != asked:
+        return None  # "How many customers ordered Chai?": is Order the counted noun? open
+    at, close, inside = counts[0]
+    inside = inside[1:] if inside and inside[0].is_keyword("DISTINCT") else inside
+    if not inside or not inside[0].is_name or len(inside) not in (1, 3):
+        return None
+    if len(inside) == 3 and not (inside[1].is_punct(".") and inside[2].is_name):
+        return None
+    label = names.variables.get(inside[0].name)
+    of_label = [v for v, other in names.variables.items() if other == asked]
+    if asked is None or label is None or label == asked or len(of_label) != 1:
+        return None
+    var = of_label[0]
+    if var in _pinned(cypher, names, schema)[0] | _grouped(statement, at):
+        return None
+    tokens = statement.tokens
+    fixed = statement.edited([(tokens[at + 2].position, tokens[close].position, f"DISTINCT {var}")])
+    return fixed, f"counted {var}, the {asked} the question counts, not a {label}"
 
 
 def _grouped(statement: Statement, at: int) -> set[str]:
@@ -717,8 +757,8 @@ def asked_value_not_counted(
     }
     names = referenced_names(cypher)
     statement = Statement(cypher)
-    returned = statement.final_return()
-    if len(filtered) != 1 or returned is None or statement.has_union or statement.last("WITH"):
+    returned = statement.sole_return()
+    if len(filtered) != 1 or returned is None:
         return None
     (var,) = filtered
     label = schema.label(names.variables.get(var, ""))

@@ -40,7 +40,7 @@ from graph_agent.statement import (
     node_has_more,
     property_reads,
 )
-from graph_agent.superlatives import asked_label, has_name, name_properties
+from graph_agent.superlatives import asked_label, has_name, name_properties, read_instead
 from graph_agent.words import (
     ASKS_WHO,
     EACH_WORDS,
@@ -1185,14 +1185,22 @@ def word_order_flip(cypher: str, question: str, schema: GraphSchema) -> tuple[st
         left_named, values = named[0]
         phrase = [_verb_stem(w) for w in split_name(hop.rel_type)]
         at = next((i for i in range(len(stems)) if stems[i : i + len(phrase)] == phrase), None)
+        linked = False
+        if at is None and len(phrase) > 1 and phrase[0] in _COPULA:
+            # IS_PREREQUISITE said apart: "Which certification is Cert2 a prerequisite for?"
+            # (a trial on a learning graph) — the noun alone, an article before it.
+            phrase, linked = phrase[1:], True
+            at = next((i for i in range(len(stems)) if stems[i : i + len(phrase)] == phrase), None)
         if at is None:
             continue
         value = [w.lower() for w in _WORD.findall(values[0])]
         after = said[at + len(phrase) :]
+        after = after[1:] if linked and after[:1] in (["for"], ["of"], ["to"]) else after
         after = after[1:] if after[:1] == ["the"] else after
+        before = at - 1 if linked and at and said[at - 1] in ("a", "an", "the") else at
         if after[: len(value)] == value:
             named_is_start = False
-        elif value and said[max(0, at - len(value)) : at] == value:
+        elif value and said[max(0, before - len(value)) : before] == value:
             named_is_start = True
         else:
             continue
@@ -1204,6 +1212,10 @@ def word_order_flip(cypher: str, question: str, schema: GraphSchema) -> tuple[st
             f"turned {hop.rel_type} round: the question makes {values[0]!r} its {where}",
         )
     return None
+
+
+_COPULA = frozenset({"is", "are", "was", "were", "be"})
+"""The verb a relationship type may start with (IS_PREREQUISITE) that a question says apart."""
 
 
 def _verb_stem(word: str) -> str:
@@ -1874,6 +1886,8 @@ def _misfits(cypher: str, schema: GraphSchema) -> bool:
     return bool(check.problems or check.unknown or check.corrections)
 
 
+_NOBODY = re.compile(r"\b(?:nobody|no\s+one|no-one)\b", re.IGNORECASE)
+"""No one at all: "Which courses has nobody completed?" says no label."""
 _NONE_OF = re.compile(
     r"\b(?:no|without(?:\s+any)?|(?:not|never)\s+(?:\w+\s+){1,3}(?:any|an?))"
     r"\s+([A-Za-z][\w-]*(?:\s+[A-Za-z][\w-]*){0,2})",
@@ -1900,10 +1914,11 @@ def absent_link(cypher: str, question: str, schema: GraphSchema) -> tuple[str, s
     alone (a trial on a graph of books: the two that were)."""
     said_none = _NONE_OF.search(question)
     asked = asked_label(question, schema)
-    if said_none is None or asked is None:
+    nobody = _NOBODY.search(question) is not None
+    if (said_none is None and not nobody) or asked is None:
         return None
-    other = label_said(said_none.group(1).split(), schema)
-    if other is None or other.label.name == asked[0].name:
+    said = label_said(said_none.group(1).split(), schema) if said_none else None
+    if said is not None and said.label.name == asked[0].name:
         return None
     statement = Statement(cypher)
     kinds = [statement.keyword_at(c) for c in statement.clauses]
@@ -1913,10 +1928,15 @@ def absent_link(cypher: str, question: str, schema: GraphSchema) -> tuple[str, s
         return None
     tokens, names = statement.tokens, referenced_names(cypher)
     hops = list(written_hops(tokens, names))
-    if len(hops) != 1 or {hops[0].left, hops[0].right} != {asked[0].name, other.label.name}:
+    if len(hops) != 1 or asked[0].name not in (hops[0].left, hops[0].right):
         return None
     hop = hops[0]
     mine = hop.left == asked[0].name
+    other = hop.right if mine else hop.left
+    if (said is not None and said.label.name != other) or (said is None and not nobody):
+        return None  # "nobody": no one at the hop's other end
+    if other is None or other == asked[0].name:
+        return None
     var, far = (hop.left_var, hop.right_var) if mine else (hop.right_var, hop.left_var)
     if var is None or pattern_map_entries(cypher):
         return None  # a filter on either end is not only the link
@@ -1928,8 +1948,8 @@ def absent_link(cypher: str, question: str, schema: GraphSchema) -> tuple[str, s
         missing = where[:-2]
         if far is None or where[-2:] != ["IS", "NULL"]:
             return None
-        if missing != [far] and (len(missing) != 3 or missing[:2] != [far, "."]):
-            return None  # only the far end, or a property of it, may be missing
+        if missing != [far] and (len(missing) != 3 or missing[:2] not in ([far, "."], [var, "."])):
+            return None  # only the far end, or a property of either end, may be missing
     outward = hop.points_right == mine
     road = (
         f"-[:{quote_name_if_needed(hop.rel_type)}]->"
@@ -1943,9 +1963,9 @@ def absent_link(cypher: str, question: str, schema: GraphSchema) -> tuple[str, s
     tail += f" {statement.source(limit, statement.clause_end(limit))}" if limit is not None else ""
     fixed = (
         f"MATCH ({var}:{quote_name_if_needed(asked[0].name)}) "
-        f"WHERE NOT ({var}){road}(:{quote_name_if_needed(other.label.name)}) RETURN {shown}{tail}"
+        f"WHERE NOT ({var}){road}(:{quote_name_if_needed(other)}) RETURN {shown}{tail}"
     )
-    return fixed, f"asked for each {asked[0].name} with no {hop.rel_type} to a {other.label.name}"
+    return fixed, f"asked for each {asked[0].name} with no {hop.rel_type} to a {other}"
 
 
 def length_of_text(cypher: str) -> tuple[str, str] | None:
@@ -2219,3 +2239,107 @@ def asked_label_holds_read(
                 f"{var} matched as :{holders[0]}, the label the question names that holds {said}",
             )
     return None
+
+
+_ASKS_FOR_THINGS = re.compile(r"^\W*(?:which|what|who)\b", re.IGNORECASE)
+
+
+def pinned_read_fix(cypher: str, question: str, schema: GraphSchema) -> tuple[str, str] | None:
+    """For a "which/what/who" question whose statement returns only properties of one node
+    that it pins to a value itself, what the node is called by in their place, and what
+    changed; None otherwise. "Which mammals live in beaver ponds?" written `MATCH (l:Landscape
+    {Entity: "Beaver Ponds"})-[:HABITAT_FOR]->(a:Animal {Group: "Mammal"}) RETURN DISTINCT
+    a.Group` (a trial on a Yellowstone food web nobody here wrote) answered 'Mammal', the
+    value it filtered on. Not where the node has no name, is called by a pinned property, the
+    sort reads a replaced column, or the statement aggregates or has a UNION."""
+    if not _ASKS_FOR_THINGS.match(question):
+        return None
+    statement = Statement(cypher)
+    returned = statement.final_return()
+    if returned is None or statement.has_union:
+        return None
+    items = returned[1]
+    names = referenced_names(cypher)
+    if any(t.is_keyword("OR", "XOR") for t in statement.tokens):
+        return None  # `a.x = 'A' OR a.x = 'B'`: the value read tells them apart
+    filters = [(var, prop, value) for var, prop, value, _in_map in node_filters(cypher)]
+    pinned = {
+        (var, prop)
+        for var, prop, value in filters
+        if value.kind in ("string", "number")
+        and sum((v, p) == (var, prop) for v, p, _ in filters) == 1
+    }
+    reads = [statement.words(item) for item in items]
+    if not reads or any(len(w) != 3 or w[1] != "." or (w[0], w[2]) not in pinned for w in reads):
+        return None
+    variables = {w[0] for w in reads}
+    label = schema.label(names.variables.get(next(iter(variables)), ""))
+    if len(variables) != 1 or label is None:
+        return None
+    called = name_properties(label)
+    if not called or set(called) & {w[2] for w in reads}:
+        return None
+    replaced = {statement.source(i.first, i.end) for i in items} | {i.alias for i in items}
+    if any(statement.source(k.first, k.end) in replaced for k in statement.order_keys()):
+        return None
+    var = variables.pop()
+    named = ", ".join(
+        f"{var}.{quote_name_if_needed(p)} AS {quote_name_if_needed(p)}" for p in called
+    )
+    last = items[-1]
+    stop = statement.tokens[last.end + 1].end if last.alias else statement.tokens[last.end - 1].end
+    fixed = statement.edited([(statement.tokens[items[0].first].position, stop, named)])
+    return fixed, f"returned {named}: the rows only repeated the value the statement filters on"
+
+
+_MOST_OR_FEWEST = re.compile(r"\b(?:most|fewest|least)\b", re.IGNORECASE)
+
+
+def asked_end_fix(cypher: str, question: str, schema: GraphSchema) -> tuple[str, str] | None:
+    """For a "which <label> … the most …" question counted over a relationship between two
+    nodes of that label, the end the question's words ask for named in place of the other,
+    and what changed; None otherwise. "Which animal preys on the most animals?" written
+    `MATCH (a:Animal)-[r:PREY_ON]->(p:Animal) RETURN p.Entity AS prey, count(r) AS prey_count
+    ORDER BY prey_count DESC LIMIT 1` (a trial on a Yellowstone food web nobody here wrote)
+    named the animal preyed on by the most. The type's words after the asked label ("animal
+    preys on") make the asked node the relationship's start; followed by "by" ("animal is
+    preyed on by the most") its end. Only where the RETURN is one read of the other end and
+    one aggregate, and the statement writes the relationship once."""
+    asked = asked_label(question, schema)
+    statement = Statement(cypher)
+    returned = statement.sole_return()
+    if asked is None or returned is None or not _MOST_OR_FEWEST.search(question):
+        return None
+    items = returned[1]
+    reads = [item for item in items if not statement.aggregates(item)]
+    if len(items) != 2 or len(reads) != 1:
+        return None
+    words = statement.words(reads[0])
+    label = asked[0].name
+    hops = [
+        h
+        for h in written_hops(statement.tokens, referenced_names(cypher))
+        if h.left == h.right == label and h.left_var and h.right_var
+    ]
+    if len(hops) != 1 or len(words) != 3 or words[1] != ".":
+        return None
+    hop = hops[0]
+    said = [w.lower() for w in _WORD.findall(question)]
+    stems = [_verb_stem(w) for w in said]
+    phrase = [_verb_stem(w) for w in split_name(hop.rel_type)]
+    at = next((i for i in range(len(stems)) if stems[i : i + len(phrase)] == phrase), None)
+    if at is None:
+        return None
+    start, end = (
+        (hop.left_var, hop.right_var) if hop.points_right else (hop.right_var, hop.left_var)
+    )
+    wanted = end if said[at + len(phrase) : at + len(phrase) + 1] == ["by"] else start
+    other = start if wanted == end else end
+    props = name_properties(asked[0])
+    if wanted is None or words[0] != other or not props:
+        return None
+    fixed = read_instead(statement, reads[0], wanted, props)
+    if fixed is None:
+        return None
+    where = "end" if wanted == end else "start"
+    return fixed[0], f"returned {fixed[1]}: the question asks for {hop.rel_type}'s {where}"

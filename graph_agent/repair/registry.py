@@ -20,7 +20,8 @@
 |          |                 |         | walked-back-named,                                 |
 |          |                 |         | relationship-measure, count-of-a-number,           |
 |          |                 |         | counted-road, counted-by-property, counted-list,   |
-|          |                 |         | count-distinct, named-node-counted,                |
+|          |                 |         | counted-other-label, count-distinct,               |
+|          |                 |         | named-node-counted,                                |
 |          |                 |         | lone-node-counted, fewest-with-none,               |
 |          |                 |         | count-unasked,                                     |
 |          |                 |         | stored-count, grouping-key-unused,                 |
@@ -32,7 +33,7 @@
 |          |                 |         | limit-unasked, sort-key-returned,                  |
 |          |                 |         | numbers-as-text, dates-as-text                     |
 | validate | schema_problem  | rewrite | sort-unasked, name-spelling, hop-on-its-node,      |
-|          |                 |         | relationship-road,                                 |
+|          |                 |         | one-node-two-labels, relationship-road,            |
 |          |                 |         | relationship-property, end-node-property,          |
 |          |                 |         | name-property, property-through-neighbour,         |
 |          |                 |         | asked-label-holds-it,                              |
@@ -400,6 +401,18 @@ the rules removed there, and why, are listed on that page too), with these still
   ("Who has the largest unsecured loan?" returned the loan), and unasked-hop keeps such a node
   for a "who" ("Who has the lowest APR?" had lost the holder) and leaves a statement that
   counts or sums rows ("Which account holder has the most accounts?" became one row each).
+- the thirty-fourth session's, from two trials on graphgists nobody here wrote
+  (mdm/Organizational_learning: certifications, learning items, courses that are also web or
+  classroom courses, positions and people; uc-search/yellowstone-gist: animals, plants and
+  landscapes called by an `Entity`, in a `Group`, and who preys on, feeds or shelters whom):
+  one-node-two-labels ("Which courses are web courses?" wrote a relationship between a course
+  and a web course, one node with two labels, and relationship-road took a road through a
+  learning item: no rows; the schema now says which labels are kinds of another,
+  LabelInfo.within, and the schema text shows it); which-names-the-thing names the node where
+  the statement returned only a property it pins itself ("Which mammals live in beaver
+  ponds?" answered 'Mammal') and, for a count over a relationship from a label to itself,
+  the end the question's words ask for ("Which animal preys on the most animals?" named the
+  most-preyed-on).
 
 A new rule: write it in the module of its phase (`validate_rules`, `execute_rules`,
 `answer_rules`; a first rule for the correct step starts `correct_rules` and its trigger) with the `rule` decorator (a docstring that
@@ -457,6 +470,7 @@ RULES: tuple[Rule, ...] = (
     v.counted_road_rule,
     v.counted_by_property_rule,
     v.counted_list_rule,
+    v.counted_other_label,
     v.count_distinct_rule,
     v.named_node_counted_rule,
     v.lone_node_counted_rule,
@@ -479,6 +493,7 @@ RULES: tuple[Rule, ...] = (
     v.sort_unasked,
     v.name_spelling,
     v.hop_on_its_node_rule,
+    v.one_node_two_labels,
     v.relationship_road,
     v.relationship_property_read,
     v.end_node_property_read,

@@ -907,3 +907,91 @@ def hop_on_its_node(cypher: str, schema: GraphSchema) -> tuple[str, str] | None:
         )
         return fixed, f"{second.rel_type} goes from {first.left_var}, a {a}, not from a {b}"
     return None
+
+
+def labels_of_one_node(cypher: str, schema: GraphSchema) -> tuple[str, str] | None:
+    """The statement with a relationship between two of one node's labels made one node, and
+    what changed; None otherwise.
+
+    "Which courses are web courses?" written `MATCH (c:Course)-[:FULFILLED_BY]->(w:Web) RETURN
+    c.name` (a trial on a learning graph nobody here wrote): every `:Web` node is a `:Course`
+    node, and nothing links a course to a web course. Where a hop links two labels with no
+    relationship of its type between them either way, one label is a kind of the other
+    (every sampled node of it carries both: `LabelInfo.within`), and one end is written
+    `(w:Web)` or `(:Web)` and ends its chain, that end and the hop go, its label joins the
+    other end (`(c:Course:Web)`) and every other use of its variable reads the kept one."""
+    statement = Statement(cypher)
+    tokens = statement.tokens
+    names = referenced_names(cypher)
+    for hop in written_hops(tokens, names):
+        left, right = hop.left, hop.right
+        if left is None or right is None or left == right:
+            continue
+        if _linked(schema, left, hop.rel_type, right) or _linked(schema, right, hop.rel_type, left):
+            continue
+        left_info, right_info = schema.label(left), schema.label(right)
+        if left_info is None or right_info is None:
+            continue
+        if right not in left_info.within and left not in right_info.within:
+            continue
+        left_open, right_close = (
+            matching_open(tokens, hop.first - 1),
+            matching_close(tokens, hop.last + 1),
+        )
+        if left_open is None or right_close is None:
+            continue
+        sides = (
+            # (dropped node's open, close, kept node's open, close, cut span)
+            (hop.last + 1, right_close, left_open, hop.first - 1, (hop.first, right_close)),
+            (left_open, hop.first - 1, hop.last + 1, right_close, (left_open, hop.last)),
+        )
+        for d_open, d_close, k_open, k_close, (cut_from, cut_to) in sides:
+            fixed = _merged(statement, (d_open, d_close), (k_open, k_close), cut_from, cut_to)
+            if fixed is not None:
+                return fixed, f"{left} and {right} are labels of one node, not two linked"
+    return None
+
+
+def _merged(
+    statement: Statement,
+    dropped: tuple[int, int],
+    kept: tuple[int, int],
+    cut_from: int,
+    cut_to: int,
+) -> str | None:
+    """The statement with the plain node pattern at token span `dropped` (`(w:Web)` or
+    `(:Web)`, ending its chain) and its hop (tokens `cut_from`..`cut_to`) cut, its label added
+    to the node pattern at `kept`, and its variable's other uses reading the kept node's."""
+    tokens = statement.tokens
+    d_open, d_close = dropped
+    k_open, k_close = kept
+    inner = tokens[d_open + 1 : d_close]
+    var = inner[0].name if len(inner) == 3 and inner[0].is_name else None
+    if var is not None:
+        inner = inner[1:]
+    if len(inner) != 2 or not inner[0].is_punct(":") or not inner[1].is_name:
+        return None
+    if (cut_from > 0 and tokens[cut_from - 1].is_punct("-", ">", "<")) or (
+        cut_to + 1 < len(tokens) and tokens[cut_to + 1].is_punct("-", "<")
+    ):
+        return None  # the dropped node's chain goes on
+    kept_inner = tokens[k_open + 1 : k_close]
+    kept_var = kept_inner[0].name if kept_inner and kept_inner[0].is_name else None
+    labels_end = k_open + 1 + (kept_var is not None)
+    while labels_end + 1 < k_close and tokens[labels_end].is_punct(":"):
+        labels_end += 2
+    after = tokens[labels_end - 1].end
+    edits = [
+        (tokens[cut_from].position, tokens[cut_to].end, ""),
+        (after, after, f":{inner[1].text}"),
+    ]
+    if kept_var is None and var is not None:  # `(:Course)` takes the dropped node's variable
+        edits.append((tokens[k_open].end, tokens[k_open].end, var))
+    elif var is not None and kept_var is not None:
+        edits += [
+            (t.position, t.end, kept_var)
+            for k, t in enumerate(tokens)
+            if t.is_name and t.name == var and not (cut_from <= k <= cut_to)
+            and not (k and tokens[k - 1].is_punct(".", ":"))
+        ]  # fmt: skip
+    return statement.edited(edits)

@@ -38,6 +38,7 @@ from graph_agent.repair.counts import (
     fewest_keeps_none,
     lone_node_counted,
     named_node_counted,
+    other_label_counted,
     pinned_node_counted,
     sql_group_by,
     stored_count,
@@ -46,6 +47,7 @@ from graph_agent.repair.counts import (
 from graph_agent.repair.edits import (
     absent_link,
     aggregate_by_alias,
+    asked_end_fix,
     asked_label_holds_read,
     asked_label_returned,
     bind_unbound_variable,
@@ -60,6 +62,7 @@ from graph_agent.repair.edits import (
     named_label,
     named_node_linked,
     named_node_returned,
+    pinned_read_fix,
     pins_compared,
     property_through_neighbour,
     relationship_counted,
@@ -80,6 +83,7 @@ from graph_agent.repair.relationships import (
     end_node_property,
     hop_on_its_node,
     label_kept_as_property,
+    labels_of_one_node,
     reciprocal_fix,
     relationship_by_word,
     relationship_property,
@@ -616,6 +620,18 @@ def hop_on_its_node_rule(case: Case) -> Fix | None:
     return Fix(fixed[1], cypher=fixed[0]) if fixed else None
 
 
+@rule("one-node-two-labels", V, Trigger.SCHEMA_PROBLEM, Kind.REWRITE)
+def one_node_two_labels(case: Case) -> Fix | None:
+    """ "Which courses are web courses?" written `MATCH (c:Course)-[:FULFILLED_BY]->(w:Web)
+    RETURN c.name` (a trial on a learning graph nobody here wrote, where every `:Web` and
+    `:Classroom` node is also a `:Course`): relationship-road then found a road from a course
+    through a learning item to a web course, and no rows. A hop the schema has no such
+    relationship for between a label and a kind of it (every sampled node of one carries
+    the other) is one node with both labels: `MATCH (c:Course:Web)`."""
+    fixed = labels_of_one_node(case.cypher, case.ctx.schema)
+    return Fix(fixed[1], cypher=fixed[0]) if fixed else None
+
+
 @rule("relationship-road", V, Trigger.SCHEMA_PROBLEM, Kind.REWRITE)
 async def relationship_road(case: Case) -> Fix | None:
     """`(p:Project)<-[:WORKS_ON]-(t:Team)` for "Which teams have people on Project Atlas?" on a
@@ -991,6 +1007,17 @@ def count_distinct_rule(case: Case) -> Fix | None:
     return Fix(fixed[1], cypher=fixed[0]) if fixed else None
 
 
+@rule("counted-other-label", V, S, Kind.REWRITE)
+def counted_other_label(case: Case) -> Fix | None:
+    """ "How many people hold a position?" written `MATCH (p:Person)-[:HOLDS_POSITION]->
+    (p2:Position) RETURN count(DISTINCT p2.name)` (a trial on a learning graph nobody here
+    wrote) counted the positions. A "how many <label>" question whose one count counts a node
+    of another label, where the statement matches one node of the counted label that nothing
+    pins and no column groups by, counts that node: `count(DISTINCT p)`."""
+    fixed = other_label_counted(case.cypher, case.question, case.ctx.schema)
+    return Fix(fixed[1], cypher=fixed[0]) if fixed else None
+
+
 @rule("named-node-counted", V, S, Kind.REWRITE)
 def named_node_counted_rule(case: Case) -> Fix | None:
     """ "How many comedies are there?" written `MATCH (g:Genre {name: 'Comedy'}) RETURN
@@ -1128,15 +1155,21 @@ def which_names_the_thing(case: Case) -> Fix | None:
     alone (`RETURN p.code`, a trial on a drug classification): the name goes in front
     (named_by_fix). "Who has the largest unsecured loan?" answered by the loan's number and
     amount (a trial on a bank-fraud graph): the account holder matched beside it, named
-    (who_unreturned_fix)."""
+    (who_unreturned_fix). "Which mammals live in beaver ponds?" answered by `RETURN DISTINCT
+    a.Group` where the statement pins `a.Group` to "Mammal" itself (a trial on a Yellowstone
+    food web): the animals' name in its place (pinned_read_fix). "Which animal preys on the
+    most animals?" grouped by the prey (the same trial): the relationship's end the question's
+    words ask for, named (asked_end_fix)."""
     schema = case.ctx.schema
     fixed = (
         identify_fix(case.cypher, case.question, schema)
         or thing_of_measure_fix(case.cypher, case.question, schema)
         or asked_not_counted_fix(case.cypher, case.question, schema)
         or asked_value_not_counted(case.cypher, case.question, schema)
+        or asked_end_fix(case.cypher, case.question, schema)
         or named_by_fix(case.cypher, case.question, schema)
         or who_unreturned_fix(case.cypher, case.question, schema)
+        or pinned_read_fix(case.cypher, case.question, schema)
     )
     return Fix(fixed[1], cypher=fixed[0]) if fixed else None
 

@@ -80,6 +80,23 @@ def test_a_pattern_the_capped_sample_missed_keeps_its_relationship_properties(
     assert "(:Group)-[:RELATED_TO {weight: INTEGER}]->(:Character)" in schema_text(schema)
 
 
+def test_a_label_every_node_of_which_carries_another_is_a_kind_of_it(scratch_db: GraphDB) -> None:
+    # A learning graph's courses: each is also a Web or a Classroom course (one node, two labels).
+    scratch_db.run_write(
+        "CREATE (:Course:Web {name: 'Course2'}), (:Course:Web {name: 'Course4'}), "
+        "(:Course:Classroom {name: 'Course1'}), (:Person {name: 'Ada'})"
+    )
+    schema = scratch_db.schema()
+    within = {label.name: label.within for label in schema.labels}
+    assert within == {"Classroom": ("Course",), "Course": (), "Person": (), "Web": ("Course",)}
+    text = schema_text(schema)
+    assert "(:Web) [2 nodes, each also :Course: match (x:Course:Web)]" in text
+    # A channel that cannot see Course is not told of it.
+    hidden = scratch_db.schema(exclude=["Course"])
+    assert all(label.within == () for label in hidden.labels)
+    assert "Course" not in schema_text(hidden)
+
+
 def test_schema_text_and_fingerprint(demo_db: GraphDB) -> None:
     schema = demo_db.schema()
     text = schema_text(schema)

@@ -2148,3 +2148,110 @@ def test_the_bank_fraud_trials_questions_are_repaired(
     scratch_db: GraphDB, question: str, written: str, rows: list[tuple[object, ...]], rule: str
 ) -> None:
     _repaired_on(scratch_db, _RING, question, written, rows, rule)
+
+
+# A Yellowstone food web's shapes (neo4j-examples/graphgists uc-search/yellowstone-gist):
+# animals called by an `Entity`, in a `Group`; who preys on whom; what a beaver pond is a
+# habitat for. And a learning graph's (mdm/Organizational_learning): every course is also a
+# web or a classroom course, one node with two labels.
+_FOOD_WEB = (
+    "CREATE (wolf:Animal {Entity: 'Wolves', Group: 'Mammal'}), "
+    "(deer:Animal {Entity: 'Deers', Group: 'Mammal'}), "
+    "(coyote:Animal {Entity: 'Coyotes', Group: 'Mammal'}), "
+    "(rabbit:Animal {Entity: 'Rabbits', Group: 'Mammal'}), "
+    "(bear:Animal {Entity: 'Bears', Group: 'Mammal'}), "
+    "(duck:Animal {Entity: 'Ducks', Group: 'Bird'}), "
+    "(otter:Animal {Entity: 'River Otters', Group: 'Mammal'}), "
+    "(fish:Animal {Entity: 'Fishes', Group: 'Fish'}), "
+    "(pond:Landscape {Entity: 'Beaver Ponds'}), "
+    "(wolf)-[:PREY_ON]->(deer), (wolf)-[:PREY_ON]->(coyote), (wolf)-[:PREY_ON]->(rabbit), "
+    "(coyote)-[:PREY_ON]->(rabbit), (bear)-[:PREY_ON]->(deer), "
+    "(pond)-[:HABITAT_FOR]->(duck), (pond)-[:HABITAT_FOR]->(otter), (pond)-[:HABITAT_FOR]->(fish)"
+)
+_COURSES = (
+    "CREATE (c1:Course:Classroom {name: 'Course1'}), (c2:Course:Web {name: 'Course2'}), "
+    "(c3:Course:Classroom {name: 'Course3'}), (c4:Course:Web {name: 'Course4'}), "
+    "(:LearningItem {name: 'LearningItem1'})-[:FULFILLED_BY]->(c1), "
+    "(:LearningItem {name: 'LearningItem2'})-[:FULFILLED_BY]->(c2), "
+    "(:LearningItem {name: 'LearningItem3'})-[:FULFILLED_BY]->(c3), "
+    "(:LearningItem {name: 'LearningItem4'})-[:FULFILLED_BY]->(c4), "
+    "(cert1:Certification {name: 'Cert1'}), (cert2:Certification {name: 'Cert2'}), "
+    "(cert3:Certification {name: 'Cert3'}), "
+    "(cert2)-[:IS_PREREQUISITE]->(cert1), (cert1)-[:IS_PREREQUISITE]->(cert3), "
+    "(pos1:Position {name: 'Position1'})-[:REQUIRES]->(cert2), "
+    "(pos2:Position {name: 'Position2'})-[:REQUIRES]->(cert1), "
+    "(:Person {name: 'Person1'})-[:HOLDS_POSITION]->(pos1), "
+    "(:Person {name: 'Person2'})-[:HOLDS_POSITION]->(pos2), "
+    "(p3:Person {name: 'Person3'})-[:HOLDS_POSITION]->(pos2), "
+    "(p3)-[:COMPLETED]->(c1)"
+)
+
+
+@pytest.mark.parametrize(
+    ("graph", "question", "written", "rows", "rule"),
+    [
+        (
+            _FOOD_WEB,
+            "Which animal preys on the most animals?",
+            "MATCH (a:Animal)-[r:PREY_ON]->(p:Animal) "
+            "RETURN p.Entity AS prey, count(r) AS prey_count ORDER BY prey_count DESC LIMIT 1",
+            [("Wolves", 3)],  # the prey preyed on by the most (deer and rabbits, two each)
+            "which-names-the-thing",
+        ),
+        (
+            _FOOD_WEB,
+            "Which mammals live in beaver ponds?",
+            "MATCH (l:Landscape {Entity: 'Beaver Ponds'})-[:HABITAT_FOR]->"
+            "(a:Animal {Group: 'Mammal'}) RETURN DISTINCT a.Group AS Group_",
+            [("River Otters",)],  # 'Mammal', the value the statement filters on
+            "which-names-the-thing",
+        ),
+        (
+            _COURSES,
+            "Which courses are web courses?",
+            "MATCH (c:Course)-[:FULFILLED_BY]->(w:Web) RETURN c.name ORDER BY c.name",
+            [("Course2",), ("Course4",)],  # relationship-road's course-item-course road: none
+            "one-node-two-labels",
+        ),
+        (
+            _COURSES,
+            "How many people hold a position?",
+            "MATCH (p:Person)-[:HOLDS_POSITION]->(p2:Position) "
+            "RETURN count(DISTINCT p2.name) AS number_of_people_holding",
+            [(3,)],  # the two positions counted
+            "counted-other-label",
+        ),
+        (
+            _COURSES,
+            "Which certification is Cert2 a prerequisite for?",
+            "MATCH (c:Certification {name: 'Cert2'})<-[:IS_PREREQUISITE]-(c2:Certification) "
+            "RETURN c2.name",
+            [("Cert1",)],  # Cert2's own prerequisite: none
+            "relationship-word-order",
+        ),
+        (
+            _COURSES,
+            "Which courses has nobody completed?",
+            "MATCH (p:Person)-[:COMPLETED]->(c:Course) WHERE c.name IS NULL RETURN c.name",
+            [("Course2",), ("Course3",), ("Course4",)],  # a matched course's name is never null
+            "absent-link",
+        ),
+    ],
+    ids=[
+        "the predator, not the prey",
+        "the mammals, not their group",
+        "one node, two labels",
+        "the people counted, not their positions",
+        "a prerequisite for, said apart",
+        "nobody",
+    ],
+)
+def test_the_food_web_and_learning_trials_questions_are_repaired(
+    scratch_db: GraphDB,
+    graph: str,
+    question: str,
+    written: str,
+    rows: list[tuple[object, ...]],
+    rule: str,
+) -> None:
+    _repaired_on(scratch_db, graph, question, written, rows, rule)

@@ -48,8 +48,14 @@ def _property(name: str, kind: str) -> PropertyInfo:
 
 
 def _schema(raw: dict[str, Any]) -> GraphSchema:
+    kinds = raw.get("kinds", {})
     labels = tuple(
-        LabelInfo(name, 10, tuple(_property(p, t) for p, t in props.items()))
+        LabelInfo(
+            name,
+            10,
+            tuple(_property(p, t) for p, t in props.items()),
+            tuple(kinds.get(name, ())),
+        )
         for name, props in raw["labels"].items()
     )
     rels = tuple(

@@ -135,6 +135,18 @@ def test_statement_items_and_keys() -> None:
     assert s.edited([(0, 5, "OPTIONAL MATCH")]).startswith("OPTIONAL MATCH (a)")
 
 
+def test_the_sole_return_is_the_return_of_a_statement_of_one_part() -> None:
+    one_part = Statement("MATCH (a:A) RETURN a.name AS name, a.size")
+    returned = one_part.sole_return()
+    assert returned is not None and [item.alias for item in returned[1]] == ["name", None]
+    assert Statement("MATCH (a:A) WITH a RETURN a.name").sole_return() is None
+    assert Statement("WITH 1 AS x MATCH (a:A) RETURN a.name").sole_return() is None
+    assert (
+        Statement("MATCH (a:A) RETURN a.name UNION MATCH (b:B) RETURN b.name").sole_return() is None
+    )
+    assert Statement("MATCH (a:A) DELETE a").sole_return() is None
+
+
 def test_oldest_and_youngest_sort_on_the_birth_date_not_another_date() -> None:
     written = (
         "MATCH (e:Employee) RETURN e.firstName AS first, e.hireDate AS hireDate "
