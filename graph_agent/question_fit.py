@@ -256,6 +256,40 @@ def echoed_feedback(
     return text + "."
 
 
+_AGAIN = re.compile(r"\b(?:again|repeat|same)\b", re.IGNORECASE)
+_TRAILING_LIMIT = re.compile(r"\s+LIMIT\s+\d+\s*$", re.IGNORECASE)
+
+
+def _same_statement(one: str, other: str) -> bool:
+    """Whether two statements are the same but for spacing and a final row cap."""
+
+    def bare(text: str) -> str:
+        return " ".join(_TRAILING_LIMIT.sub("", text.strip()).split())
+
+    return bare(one) == bare(other)
+
+
+def repeated_feedback(
+    cypher: str, question: str, previous_question: str, previous_cypher: str | None
+) -> str | None:
+    """For a follow-up answered by the very statement that answered the turn before it: "what
+    do they eat?" after "which animals live in beaver ponds?" (a playground thread on a
+    Yellowstone food web) came back as the same animals, by the same statement. The note
+    says the question asks something the earlier one did not. None where the statements
+    differ, the two questions are one, or the question asks for the same again."""
+    if previous_cypher is None or not _same_statement(cypher, previous_cypher):
+        return None
+    if question.strip().casefold() == previous_question.strip().casefold() or _AGAIN.search(
+        question
+    ):
+        return None
+    return (
+        f'This is the statement that answered the previous question ("{previous_question}"); '
+        f'this question asks something else ("{question}"): follow the relationship or read '
+        "the property it names from those rows' nodes, and return what it asks for."
+    )
+
+
 LEFT_OUT_SHOWN = 3
 """At most this many left-out values are named in one note."""
 

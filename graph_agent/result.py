@@ -67,6 +67,8 @@ class Stage(StrEnum):
     """Rows from a statement that never uses a value the question names."""
     NAMED_ECHO = "named_echo"
     """Rows that only repeat the values the question names."""
+    PREVIOUS_AGAIN = "previous_again"
+    """A follow-up answered by the statement that answered the turn before it."""
     EVALUATE = "evaluate"
     """The evaluator said the rows do not answer the question."""
     OK = "ok"

@@ -34,6 +34,7 @@ from graph_agent.question_fit import (
     counted_label_feedback,
     echoed_feedback,
     left_out_values_feedback,
+    repeated_feedback,
 )
 from graph_agent.repair.edits import EACH, flag_for_value, walked_back
 from graph_agent.repair.probes import Prober, matches_something, nothing_found
@@ -559,6 +560,26 @@ def named_echo(case: Case) -> Fix | None:
         return None
     return Fix("the rows repeat what the question names", note=feedback,
                stage=Stage.NAMED_ECHO, update=_kept_unconfirmed(case))  # fmt: skip
+
+
+@rule("previous-statement-again", E, Trigger.ROWS, Kind.HINT, once="rows-note")
+def previous_statement_again(case: Case) -> Fix | None:
+    """A follow-up answered by the very statement that answered the turn before: "what do
+    they eat?" after "Which animals live in beaver ponds?" (a playground thread on a
+    Yellowstone food web) listed the same animals again. One correction saying the question
+    asks something else; the rows kept as unconfirmed like named-echo's; one of the rows
+    notes per question."""
+    history = case.state.get("history") or []
+    if not history:
+        return None
+    last = history[-1]
+    feedback = repeated_feedback(
+        case.cypher, case.question, last.standalone_question or last.question, last.cypher
+    )
+    if feedback is None:
+        return None
+    return Fix("the statement of the turn before, again", note=feedback,
+               stage=Stage.PREVIOUS_AGAIN, update=_kept_unconfirmed(case))  # fmt: skip
 
 
 def _kept_unconfirmed(case: Case) -> dict[str, Any]:

@@ -67,8 +67,9 @@
 |          |                 |         | close one or a code; read again)                   |
 | execute  | empty_result    | hint    | value-next-door, stored-values (one of these two,  |
 |          |                 |         | value-chosen and value-moved per question)         |
-| execute  | rows            | hint    | counted-label, value-left-out, named-echo (one of  |
-|          |                 |         | the three per question)                            |
+| execute  | rows            | hint    | counted-label, value-left-out, named-echo,         |
+|          |                 |         | previous-statement-again (one of the four per      |
+|          |                 |         | question)                                          |
 | execute  | rows            | rewrite | distinct-rows (a "which" list that repeats, read   |
 |          |                 |         | DISTINCT), nulls-last (a descending sort that put  |
 |          |                 |         | a missing value first; read again), null-group (a  |
@@ -412,7 +413,13 @@ the rules removed there, and why, are listed on that page too), with these still
   the statement returned only a property it pins itself ("Which mammals live in beaver
   ponds?" answered 'Mammal') and, for a count over a relationship from a label to itself,
   the end the question's words ask for ("Which animal preys on the most animals?" named the
-  most-preyed-on).
+  most-preyed-on); counted-other-label ("How many people hold a position?" counted the
+  positions); absent-link takes "nobody" as no one at the hop's other end ("Which courses has
+  nobody completed?" tested a matched course's name for null); relationship-word-order reads a
+  type that starts with "is" said apart ("Which certification is Cert2 a prerequisite for?"
+  for IS_PREREQUISITE). From the playground: previous-statement-again ("what do they eat?"
+  after "Which animals live in beaver ponds?" was answered by the same statement, the same
+  animals).
 
 A new rule: write it in the module of its phase (`validate_rules`, `execute_rules`,
 `answer_rules`; a first rule for the correct step starts `correct_rules` and its trigger) with the `rule` decorator (a docstring that
@@ -522,6 +529,7 @@ RULES: tuple[Rule, ...] = (
     e.counted_label,
     e.value_left_out,
     e.named_echo,
+    e.previous_statement_again,
     e.distinct_rows,
     e.nulls_last,
     e.null_group,

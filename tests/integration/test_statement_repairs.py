@@ -18,6 +18,7 @@ from graph_agent.graphdb import GraphDB
 from graph_agent.llm import LLMs
 from graph_agent.repair import Phase
 from graph_agent.result import AgentResult
+from memory.types import Turn
 from rig.scripted_llm import ScriptedChatModel, cypher_reply, evaluation_reply, guard_reply
 
 
@@ -2255,3 +2256,42 @@ def test_the_food_web_and_learning_trials_questions_are_repaired(
     rule: str,
 ) -> None:
     _repaired_on(scratch_db, graph, question, written, rows, rule)
+
+
+def test_a_follow_up_answered_by_the_statement_before_it_gets_one_correction(
+    scratch_db: GraphDB,
+) -> None:
+    # The playground thread on the food web: "what do they eat?" came back as the same animals.
+    scratch_db.run_write(
+        _FOOD_WEB + ", (fish)-[:FOOD_FOR]->(otter), (:Plant {Entity: 'Willow'})-[:FOOD_FOR]->(duck)"
+    )
+    before = (
+        "MATCH (l:Landscape {Entity: 'Beaver Ponds'})-[:HABITAT_FOR]->(a:Animal) "
+        "RETURN a.Entity AS Entity ORDER BY Entity"
+    )
+    history = [
+        Turn(
+            question="Which animals live in beaver ponds?",
+            standalone_question="Which animals live in beaver ponds?",
+            cypher=before + "\nLIMIT 100",
+            answer="Ducks, Fishes and River Otters.",
+        )
+    ]
+    standalone = "What do the animals living in beaver ponds eat?"
+    eaten = (
+        "MATCH (l:Landscape {Entity: 'Beaver Ponds'})-[:HABITAT_FOR]->(a:Animal)"
+        "<-[:FOOD_FOR]-(f) RETURN a.Entity AS eater, f.Entity AS food ORDER BY eater"
+    )
+    model = ScriptedChatModel(
+        replies=[
+            guard_reply(standalone=standalone),
+            cypher_reply(before),
+            cypher_reply(eaten),
+            evaluation_reply(answer="ok"),
+        ]
+    )
+    result = _agent(scratch_db, model).run("what do they eat?", history=history)
+    assert [a.stage for a in result.attempts] == ["previous_again", "ok"]
+    assert 'this question asks something else ("What do the animals' in model.prompts[2]
+    assert [tuple(r) for r in result.rows] == [("Ducks", "Willow"), ("River Otters", "Fishes")]
+    assert "previous-statement-again" in [f.rule for f in result.rules_fired]

@@ -26,6 +26,7 @@ from graph_agent.repair import BY_NAME, RULES, Case, Kind, Runner, Trigger, unkn
 from graph_agent.result import Attempt
 from graph_agent.state import AgentState
 from guardrails.cypher_policy import CypherPolicy
+from memory.types import Turn
 
 DATA = yaml.safe_load((Path(__file__).parent / "repair_cases" / "cases.yaml").read_text())
 
@@ -128,6 +129,8 @@ def _state(case: dict[str, Any]) -> AgentState:
     extra = dict(case.get("state") or {})
     if "attempts" in extra:
         extra["attempts"] = [Attempt(**a) for a in extra["attempts"]]
+    if "history" in extra:
+        extra["history"] = [Turn(**t) for t in extra["history"]]
     state: dict[str, Any] = {
         "question": case.get("question", "q"),
         "history": [],
