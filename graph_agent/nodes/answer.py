@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import re
+from collections.abc import Sequence
 from typing import Any
 
 from langgraph.runtime import Runtime
@@ -131,7 +132,7 @@ async def evaluate(state: AgentState, runtime: Runtime[Context]) -> Update:
         "llm_calls": calls,
         "answer": answer,
         "ungrounded": ungrounded,
-        "outcome": "answered" if rows else "no_data",
+        "outcome": "answered" if found_rows(rows) else "no_data",
         "self_healed": self_healed,
         "attempts": [Attempt(cypher=cypher, stage=Stage.OK, rows=len(rows))],
         "last_stage": Stage.OK,
@@ -150,6 +151,13 @@ def plainly_answers(columns: list[str], rows: list[list[Any]], truncated: bool) 
     return (
         bool(rows) and len(rows) <= PLAIN_ROWS and len(columns) <= PLAIN_COLUMNS and not truncated
     )
+
+
+def found_rows(rows: Sequence[Sequence[Any]]) -> bool:
+    """Whether the rows hold something: not none, nor the one row of nothing but nulls an
+    OPTIONAL MATCH gives where nothing matched ("Which categories are under Drugs?" answered
+    "ParentCategory: (none)", a trial on a drug-target graph)."""
+    return bool(rows) and not (len(rows) == 1 and all(value is None for value in rows[0]))
 
 
 async def _grounded(ctx: Context, state: AgentState, answer: str) -> tuple[str, bool, Runner]:
@@ -171,7 +179,7 @@ async def _grounded(ctx: Context, state: AgentState, answer: str) -> tuple[str, 
     rules = Runner(case)
     fix = await rules.first(Trigger.WORDED_ANSWER)
     ungrounded = bool(fix is not None and fix.update.get("ungrounded"))
-    if not rows:
+    if not found_rows(rows):
         hints = [value for _label, _prop, value in state.get("value_hints") or []]
         schema_words = [label.name for label in ctx.schema.labels]
         schema_words += [rel.type for rel in ctx.schema.relationships]

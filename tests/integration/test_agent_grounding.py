@@ -77,6 +77,27 @@ def test_an_honest_empty_answer_is_not_counted_as_ungrounded(demo_db: GraphDB) -
     assert result.answer == 'The graph has nothing that matches this question about "Atlantis".'
 
 
+def test_the_one_row_of_nulls_of_an_optional_match_that_found_nothing_is_nothing_found(
+    demo_db: GraphDB,
+) -> None:
+    # "Which categories are under Drugs?" had answered "ParentCategory: (none)" (a trial).
+    _model, result = ask(
+        demo_db,
+        [
+            guard_reply(),
+            cypher_reply(
+                "OPTIONAL MATCH (t:Team {name: 'Atlantis'})<-[:MEMBER_OF]-(p:Person) "
+                "RETURN t.name AS team, p.name AS person"
+            ),
+            evaluation_reply(answer="team: (none), person: (none)"),
+        ],
+        "Who works in the Atlantis team?",
+    )
+    assert result.rows == [[None, None]]
+    assert result.outcome == "no_data"
+    assert result.answer == 'The graph has nothing that matches this question about "Atlantis".'
+
+
 def test_a_made_up_number_over_rows_is_replaced_by_the_rows(demo_db: GraphDB) -> None:
     _model, result = ask(
         demo_db,
