@@ -1184,13 +1184,13 @@ def word_order_flip(cypher: str, question: str, schema: GraphSchema) -> tuple[st
             continue
         left_named, values = named[0]
         phrase = [_verb_stem(w) for w in split_name(hop.rel_type)]
-        at = next((i for i in range(len(stems)) if stems[i : i + len(phrase)] == phrase), None)
+        at = _phrase_at(stems, phrase)
         linked = False
         if at is None and len(phrase) > 1 and phrase[0] in _COPULA:
             # IS_PREREQUISITE said apart: "Which certification is Cert2 a prerequisite for?"
             # (a trial on a learning graph) — the noun alone, an article before it.
             phrase, linked = phrase[1:], True
-            at = next((i for i in range(len(stems)) if stems[i : i + len(phrase)] == phrase), None)
+            at = _phrase_at(stems, phrase)
         if at is None:
             continue
         value = [w.lower() for w in _WORD.findall(values[0])]
@@ -1212,6 +1212,11 @@ def word_order_flip(cypher: str, question: str, schema: GraphSchema) -> tuple[st
             f"turned {hop.rel_type} round: the question makes {values[0]!r} its {where}",
         )
     return None
+
+
+def _phrase_at(stems: Sequence[str], phrase: Sequence[str]) -> int | None:
+    """Where the words `phrase` (stemmed) first stand together in the question's `stems`."""
+    return next((i for i in range(len(stems)) if stems[i : i + len(phrase)] == phrase), None)
 
 
 _COPULA = frozenset({"is", "are", "was", "were", "be"})
@@ -2327,7 +2332,7 @@ def asked_end_fix(cypher: str, question: str, schema: GraphSchema) -> tuple[str,
     said = [w.lower() for w in _WORD.findall(question)]
     stems = [_verb_stem(w) for w in said]
     phrase = [_verb_stem(w) for w in split_name(hop.rel_type)]
-    at = next((i for i in range(len(stems)) if stems[i : i + len(phrase)] == phrase), None)
+    at = _phrase_at(stems, phrase)
     if at is None:
         return None
     start, end = (
